@@ -1,0 +1,149 @@
+package events
+
+import "time"
+
+// Type is a CloudEvent type: reverse-DNS, a past-tense fact, a version suffix.
+type Type string
+
+// The event catalogue. Each type's subject and stream are in Catalogue below;
+// docs/events.md shows an example of each.
+const (
+	// Input: what users and external systems ask for (CLI apply/delete/join, or `flotilla publish`).
+	TypeObjectApplied = Type("io.flotilla.object.applied.v1") // data: the Kubernetes object (JSON)
+	TypeObjectDeleted = Type("io.flotilla.object.deleted.v1") // data: apiVersion, kind, metadata.name/namespace
+	TypeSecretSealed  = Type("io.flotilla.secret.sealed.v1")  // data: SealedSecret (cluster credentials, sealed)
+
+	// policyd
+	TypeObjectAccepted      = Type("io.flotilla.object.accepted.v1")      // data: ObjectRecord
+	TypeObjectRemoved       = Type("io.flotilla.object.removed.v1")       // data: ObjectRecord (no object)
+	TypeObjectRejected      = Type("io.flotilla.object.rejected.v1")      // data: Rejection
+	TypeBindingChanged      = Type("io.flotilla.binding.changed.v1")      // data: Binding
+	TypeBindingRemoved      = Type("io.flotilla.binding.removed.v1")      // data: Binding (key and generation only)
+	TypeClusterRegistered   = Type("io.flotilla.cluster.registered.v1")   // data: ClusterRegistration
+	TypeClusterDeregistered = Type("io.flotilla.cluster.deregistered.v1") // data: ClusterRegistration (name only)
+
+	// daemons holding the credentials key announce its public half, so the CLI can seal to it.
+	TypeSealKeyPublished = Type("io.flotilla.sealkey.published.v1") // data: SealKey
+
+	// healthd
+	TypeClusterHealthChanged    = Type("io.flotilla.cluster.health.changed.v1")    // data: ClusterHealth
+	TypeClusterCapacityReported = Type("io.flotilla.cluster.capacity.reported.v1") // data: ClusterCapacity
+
+	// schedulerd
+	TypePlacementDecided = Type("io.flotilla.placement.decided.v1") // data: PlacementDecision
+	TypePlacementRemoved = Type("io.flotilla.placement.removed.v1") // data: PlacementDecision (key only)
+
+	// executord
+	TypeWorkStatusChanged = Type("io.flotilla.work.status.changed.v1") // data: WorkStatus
+	TypeWorkDeleted       = Type("io.flotilla.work.deleted.v1")        // data: WorkStatus
+
+	// the bus itself
+	TypeEventDeadLettered = Type("io.flotilla.event.deadlettered.v1") // data: DeadLetter
+)
+
+// Stream names. Streams use limits retention so history can be replayed.
+const (
+	StreamInput      = "FLOTILLA_INPUT"
+	StreamPolicy     = "FLOTILLA_POLICY"
+	StreamHealth     = "FLOTILLA_HEALTH"
+	StreamPlacement  = "FLOTILLA_PLACEMENT"
+	StreamWork       = "FLOTILLA_WORK"
+	StreamDeadLetter = "FLOTILLA_DEADLETTER"
+)
+
+// StreamSpec describes one JetStream stream.
+type StreamSpec struct {
+	Name     string
+	Subjects []string
+	MaxAge   time.Duration
+	Doc      string
+}
+
+// Streams lists every stream Flotilla creates (idempotently, at start-up).
+var Streams = []StreamSpec{
+	{StreamInput, []string{"flotilla.input.>"}, 30 * 24 * time.Hour, "objects applied/deleted by users and external systems"},
+	{StreamPolicy, []string{"flotilla.object.>", "flotilla.rejected.>", "flotilla.binding.>", "flotilla.member.>", "flotilla.sealkey"}, 30 * 24 * time.Hour, "policyd's accepted state, rejections, bindings, member registrations"},
+	{StreamHealth, []string{"flotilla.health.>", "flotilla.capacity.>"}, 7 * 24 * time.Hour, "healthd's health transitions and capacity reports"},
+	{StreamPlacement, []string{"flotilla.placement.>"}, 30 * 24 * time.Hour, "schedulerd's placement decisions"},
+	{StreamWork, []string{"flotilla.work.>"}, 7 * 24 * time.Hour, "executord's per-cluster work status"},
+	{StreamDeadLetter, []string{"flotilla.deadletter.>"}, 30 * 24 * time.Hour, "events a consumer could not handle, with the reason"},
+}
+
+// Entry is one row of the catalogue: an event type, who produces it, the
+// subject it is published on and the stream that stores it.
+type Entry struct {
+	Type     Type
+	Producer string
+	Subject  string // pattern; <key> = <namespace>.<group>.<Kind>.<name>
+	Stream   string
+	Doc      string
+}
+
+// Catalogue is the one table of every event type. docs/events.md mirrors it
+// (a test keeps the two in step).
+var Catalogue = []Entry{
+	{TypeObjectApplied, "CLI / external", "flotilla.input.<key>", StreamInput, "a template, policy or Cluster was applied"},
+	{TypeObjectDeleted, "CLI / external", "flotilla.input.<key>", StreamInput, "a template, policy or Cluster was deleted"},
+	{TypeSecretSealed, "CLI", "flotilla.input.<key>", StreamInput, "cluster credentials, sealed to the credentials key"},
+	{TypeObjectAccepted, "policyd", "flotilla.object.<key>", StreamPolicy, "policyd validated and stored an object (with its generation)"},
+	{TypeObjectRemoved, "policyd", "flotilla.object.<key>", StreamPolicy, "policyd removed an object"},
+	{TypeObjectRejected, "policyd", "flotilla.rejected.<key>", StreamPolicy, "policyd refused an object, with the reasons"},
+	{TypeBindingChanged, "policyd", "flotilla.binding.<key>", StreamPolicy, "a template's matched policy, overrides or content changed"},
+	{TypeBindingRemoved, "policyd", "flotilla.binding.<key>", StreamPolicy, "a template was deleted or no policy matches it any more"},
+	{TypeClusterRegistered, "policyd", "flotilla.member.<cluster>", StreamPolicy, "a member cluster joined or its Cluster object changed"},
+	{TypeClusterDeregistered, "policyd", "flotilla.member.<cluster>", StreamPolicy, "a member cluster was removed"},
+	{TypeSealKeyPublished, "healthd, executord", "flotilla.sealkey", StreamPolicy, "the public key credentials are sealed to"},
+	{TypeClusterHealthChanged, "healthd", "flotilla.health.<cluster>", StreamHealth, "a member's readiness changed"},
+	{TypeClusterCapacityReported, "healthd", "flotilla.capacity.<cluster>", StreamHealth, "a member's allocatable/allocated resources changed"},
+	{TypePlacementDecided, "schedulerd", "flotilla.placement.<key>", StreamPlacement, "where a template runs and why"},
+	{TypePlacementRemoved, "schedulerd", "flotilla.placement.<key>", StreamPlacement, "a template is placed nowhere any more"},
+	{TypeWorkStatusChanged, "executord", "flotilla.work.<cluster>.<key>", StreamWork, "an object's state in one member changed"},
+	{TypeWorkDeleted, "executord", "flotilla.work.<cluster>.<key>", StreamWork, "an object was removed from one member"},
+	{TypeEventDeadLettered, "any consumer", "flotilla.deadletter.<consumer>", StreamDeadLetter, "an event that could not be handled, with the reason"},
+}
+
+// Lookup returns the catalogue entry of t.
+func Lookup(t Type) (Entry, bool) {
+	for _, e := range Catalogue {
+		if e.Type == t {
+			return e, true
+		}
+	}
+	return Entry{}, false
+}
+
+// Subjects of the catalogue. Consumers filter on them without decoding.
+func InputSubject(k ObjectKey) string     { return "flotilla.input." + k.subjectTokens() }
+func ObjectSubject(k ObjectKey) string    { return "flotilla.object." + k.subjectTokens() }
+func RejectedSubject(k ObjectKey) string  { return "flotilla.rejected." + k.subjectTokens() }
+func BindingSubject(k ObjectKey) string   { return "flotilla.binding." + k.subjectTokens() }
+func PlacementSubject(k ObjectKey) string { return "flotilla.placement." + k.subjectTokens() }
+func MemberSubject(cluster string) string { return "flotilla.member." + token(cluster) }
+func HealthSubject(cluster string) string { return "flotilla.health." + token(cluster) }
+func CapacitySubject(cluster string) string {
+	return "flotilla.capacity." + token(cluster)
+}
+func WorkSubject(cluster string, k ObjectKey) string {
+	return "flotilla.work." + token(cluster) + "." + k.subjectTokens()
+}
+func DeadLetterSubject(consumer string) string { return "flotilla.deadletter." + token(consumer) }
+
+// SealKeySubject carries the credentials public key.
+const SealKeySubject = "flotilla.sealkey"
+
+// Wildcards for consumers.
+const (
+	AllInput      = "flotilla.input.>"
+	AllObjects    = "flotilla.object.>"
+	AllRejected   = "flotilla.rejected.>"
+	AllBindings   = "flotilla.binding.>"
+	AllMembers    = "flotilla.member.>"
+	AllHealth     = "flotilla.health.>"
+	AllCapacity   = "flotilla.capacity.>"
+	AllPlacements = "flotilla.placement.>"
+	AllWork       = "flotilla.work.>"
+	AllDeadLetter = "flotilla.deadletter.>"
+)
+
+// WorkSubjectsOf filters the work status of one cluster.
+func WorkSubjectsOf(cluster string) string { return "flotilla.work." + token(cluster) + ".>" }

@@ -1,0 +1,5 @@
+package policy
+
+import "k8s.io/apimachinery/pkg/api/resource"
+
+type resourceQuantity = resource.Quantity
