@@ -1,0 +1,202 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// DefaultURL is where every Flotilla command looks for NATS unless told.
+const DefaultURL = "nats://127.0.0.1:4222"
+
+// Bus is a connection to NATS JetStream.
+type Bus struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	log     *zap.Logger
+	metrics *Metrics
+}
+
+// Options tune a connection.
+type Options struct {
+	Name    string // client name shown by the server
+	Log     *zap.Logger
+	Metrics *Metrics // nil: metrics are not recorded
+	// ConnectTimeout bounds the first connection attempt (default 5s).
+	ConnectTimeout time.Duration
+}
+
+// Connect dials NATS at url and prepares JetStream. It reconnects forever
+// after the first success.
+func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = 5 * time.Second
+	}
+	log := o.Log
+	nc, err := nats.Connect(url,
+		nats.Name(o.Name),
+		nats.Timeout(o.ConnectTimeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500*time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", zap.Error(err))
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", zap.String("url", c.ConnectedUrl())) }),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w (is `flotilla up` running? set --nats-url or FLOTILLA_NATS_URL)", url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics}, nil
+}
+
+// Close drains and closes the connection.
+func (b *Bus) Close() {
+	if b == nil || b.nc == nil {
+		return
+	}
+	_ = b.nc.Drain()
+}
+
+// Connected reports whether the NATS connection is up (for /readyz).
+func (b *Bus) Connected() bool { return b != nil && b.nc != nil && b.nc.IsConnected() }
+
+// JetStream exposes the JetStream handle to tests and tools in this package's family.
+func (b *Bus) JetStream() jetstream.JetStream { return b.js }
+
+// EnsureStreams creates or updates every stream of the catalogue (idempotent).
+func (b *Bus) EnsureStreams(ctx context.Context) error {
+	for _, s := range events.Streams {
+		cfg := jetstream.StreamConfig{
+			Name:        s.Name,
+			Description: s.Doc,
+			Subjects:    s.Subjects,
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			MaxAge:      s.MaxAge,
+			MaxBytes:    4 << 30,
+			Duplicates:  5 * time.Minute,
+			Discard:     jetstream.DiscardOld,
+		}
+		if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("stream %s: %w", s.Name, err)
+		}
+	}
+	return nil
+}
+
+// Publish stores e on the NATS subject subj and waits for JetStream's ack.
+// The event id is sent as Nats-Msg-Id, so publishing the same event twice
+// (a retry, a restarted daemon) stores it once.
+func (b *Bus) Publish(ctx context.Context, subj string, e events.Event) error {
+	msg, err := toMsg(subj, e)
+	if err != nil {
+		return err
+	}
+	if _, err := b.js.PublishMsg(ctx, msg); err != nil {
+		b.metrics.published(e.Type(), "error")
+		return fmt.Errorf("publish %s on %s: %w", e.Type(), subj, err)
+	}
+	b.metrics.published(e.Type(), "ok")
+	return nil
+}
+
+// PublishAsync queues e for storage without waiting; call Flush to wait for
+// every ack. For bulk producers (apply of many documents, benchmarks).
+func (b *Bus) PublishAsync(subj string, e events.Event) error {
+	msg, err := toMsg(subj, e)
+	if err != nil {
+		return err
+	}
+	if _, err := b.js.PublishMsgAsync(msg); err != nil {
+		return fmt.Errorf("publish %s on %s: %w", e.Type(), subj, err)
+	}
+	b.metrics.published(e.Type(), "ok")
+	return nil
+}
+
+// Flush waits until every PublishAsync has been acknowledged.
+func (b *Bus) Flush(ctx context.Context) error {
+	select {
+	case <-b.js.PublishAsyncComplete():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// PublishRaw stores a message with caller-given headers and body (used by
+// `flotilla publish` for events that arrive already encoded, and by tests
+// that need malformed events).
+func (b *Bus) PublishRaw(ctx context.Context, subj string, headers map[string]string, data []byte) error {
+	msg := nats.NewMsg(subj)
+	for k, v := range headers {
+		msg.Header.Set(k, v)
+	}
+	msg.Data = data
+	_, err := b.js.PublishMsg(ctx, msg)
+	return err
+}
+
+func toMsg(subj string, e events.Event) (*nats.Msg, error) {
+	h, data, err := events.ToHeaders(e)
+	if err != nil {
+		return nil, err
+	}
+	msg := nats.NewMsg(subj)
+	for k, v := range h {
+		msg.Header.Set(k, v)
+	}
+	msg.Data = data
+	return msg, nil
+}
+
+// decode turns a received message into an event.
+func decode(h nats.Header, data []byte) (events.Event, error) {
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	return events.FromHeaders(h.Get, keys, data)
+}
+
+// Message is a stored event with its place in the stream.
+type Message struct {
+	Event    events.Event
+	Subject  string
+	Stream   string
+	Sequence uint64
+	Time     time.Time
+	// Err is set when the stored message is not a valid CloudEvent.
+	Err     error
+	Headers nats.Header
+	Data    []byte
+}
+
+func toMessage(m jetstream.Msg) Message {
+	out := Message{Subject: m.Subject(), Headers: m.Headers(), Data: m.Data()}
+	if md, err := m.Metadata(); err == nil {
+		out.Stream, out.Sequence, out.Time = md.Stream, md.Sequence.Stream, md.Timestamp
+	}
+	out.Event, out.Err = decode(m.Headers(), m.Data())
+	return out
+}
+
+// ErrStreamMissing says the streams were never created (no daemon started yet).
+var ErrStreamMissing = errors.New("stream not found: no Flotilla daemon has run against this NATS yet")

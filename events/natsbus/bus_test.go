@@ -1,0 +1,205 @@
+package natsbus_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+var key = events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: "my.app"}
+
+func newEvent(t *testing.T, data any) events.Event {
+	t.Helper()
+	e, err := events.New(events.TypeBindingChanged, "/test", key.String(), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestPublishedEventArrivesWithItsAttributesAndCorrelation(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cause := newEvent(t, map[string]int{"n": 1})
+	e := newEvent(t, events.Binding{Key: key, Generation: 3})
+	events.CausedBy(&e, cause)
+	e.SetExtension("traceparent", "00-abc def-01") // a space must survive percent-encoding
+	if err := bus.Publish(ctx, events.BindingSubject(key), e); err != nil {
+		t.Fatal(err)
+	}
+	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: "test-binding", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan events.Event, 1)
+	go c.Run(ctx, func(_ context.Context, e events.Event) error { got <- e; return nil })
+	select {
+	case r := <-got:
+		var b events.Binding
+		if err := events.Decode(r, &b); err != nil || b.Generation != 3 || b.Key != key {
+			t.Fatalf("payload = %+v, %v", b, err)
+		}
+		if r.ID() != e.ID() || r.Subject() != key.String() || events.CausationID(r) != cause.ID() || events.CorrelationID(r) != cause.ID() {
+			t.Fatalf("attributes lost: id %s subject %s causation %s", r.ID(), r.Subject(), events.CausationID(r))
+		}
+		if r.Extensions()["traceparent"] != "00-abc def-01" {
+			t.Fatalf("extension = %v", r.Extensions()["traceparent"])
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("event not delivered")
+	}
+}
+
+func TestSameEventIDIsStoredOnce(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx := context.Background()
+	e := newEvent(t, map[string]int{"n": 1})
+	for range 3 {
+		if err := bus.Publish(ctx, events.BindingSubject(key), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := bus.Replay(ctx, events.StreamPolicy, natsbus.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 {
+		t.Fatalf("stored %d copies, want 1", len(ms))
+	}
+}
+
+func TestPoisonEventsAreDeadLetteredAndTheConsumerCarriesOn(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	subj := events.BindingSubject(key)
+	// 1: not a CloudEvent at all; 2: a valid event the handler rejects; 3: a handler panic; 4: a good one.
+	if err := bus.PublishRaw(ctx, subj, map[string]string{"x": "y"}, []byte("garbage")); err != nil {
+		t.Fatal(err)
+	}
+	bad := newEvent(t, map[string]string{"bad": "yes"})
+	panicky := newEvent(t, map[string]string{"panic": "yes"})
+	good := newEvent(t, map[string]string{"good": "yes"})
+	for _, e := range []events.Event{bad, panicky, good} {
+		if err := bus.Publish(ctx, subj, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: "test-poison", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handledGood atomic.Bool
+	go c.Run(ctx, func(_ context.Context, e events.Event) error {
+		var m map[string]string
+		_ = events.Decode(e, &m)
+		switch {
+		case m["bad"] == "yes":
+			return events.Permanent(errors.New("spec.placement: bad"))
+		case m["panic"] == "yes":
+			panic("boom")
+		}
+		handledGood.Store(true)
+		return nil
+	})
+	waitFor(t, "the good event after the poison ones", handledGood.Load)
+	var dls []natsbus.Message
+	waitFor(t, "three dead letters", func() bool {
+		dls, _ = bus.Replay(ctx, events.StreamDeadLetter, natsbus.ReplayOptions{})
+		return len(dls) == 3
+	})
+	reasons := map[string]bool{}
+	for _, m := range dls {
+		var dl events.DeadLetter
+		if err := events.Decode(m.Event, &dl); err != nil {
+			t.Fatal(err)
+		}
+		if dl.Consumer != "test-poison" || dl.Subject != subj {
+			t.Fatalf("dead letter %+v", dl)
+		}
+		reasons[dl.Reason] = true
+	}
+	for _, want := range []string{`not a CloudEvent 1.0: ce-specversion is ""`, "spec.placement: bad", "handler panicked: boom"} {
+		if !reasons[want] {
+			t.Errorf("no dead letter with reason %q; have %v", want, reasons)
+		}
+	}
+}
+
+func TestTransientFailuresAreRetriedThenDeadLettered(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := bus.Publish(ctx, events.BindingSubject(key), newEvent(t, 1)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: "test-retry", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings},
+		MaxDeliver: 3, BackOff: []time.Duration{10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts atomic.Int32
+	go c.Run(ctx, func(context.Context, events.Event) error { attempts.Add(1); return errors.New("member unreachable") })
+	waitFor(t, "a dead letter after 3 attempts", func() bool {
+		dls, _ := bus.Replay(ctx, events.StreamDeadLetter, natsbus.ReplayOptions{})
+		return len(dls) == 1
+	})
+	if n := attempts.Load(); n != 3 {
+		t.Fatalf("attempts = %d, want 3", n)
+	}
+}
+
+func TestLatestPerSubjectIsTheCurrentState(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx := context.Background()
+	other := key
+	other.Name = "other"
+	for i, k := range []events.ObjectKey{key, other, key} {
+		if err := bus.Publish(ctx, events.BindingSubject(k), newEvent(t, map[string]int{"i": i})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllBindings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 2 {
+		t.Fatalf("got %d rows, want 2", len(ms))
+	}
+	var last map[string]int
+	_ = events.Decode(ms[1].Event, &last)
+	if ms[1].Subject != events.BindingSubject(key) || last["i"] != 2 {
+		t.Fatalf("latest for key = %s %v", ms[1].Subject, last)
+	}
+	empty, err := bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements)
+	if err != nil || len(empty) != 0 {
+		t.Fatalf("empty stream: %v %v", empty, err)
+	}
+}
+
+func TestSubjectKeyRoundTrips(t *testing.T) {
+	for _, k := range []events.ObjectKey{key, {Kind: "Namespace", Name: "team-a"}, {Kind: "Service", Namespace: "default", Name: "web"}} {
+		got, err := events.ParseSubjectKey(events.PlacementSubject(k))
+		if err != nil || got != k {
+			t.Errorf("%v -> %v (%v)", k, got, err)
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// ConsumerSpec describes a durable pull consumer. Name follows
+// "<daemon>-<purpose>"; instances of a daemon that share a Name share the
+// work (each message goes to one of them).
+type ConsumerSpec struct {
+	Name     string
+	Stream   string
+	Subjects []string
+	// StartLastPerSubject makes a newly created consumer begin with the
+	// latest message of each subject instead of the whole history.
+	StartLastPerSubject bool
+	MaxDeliver          int             // default 6
+	BackOff             []time.Duration // delays between redeliveries; default 1s, 5s, 15s, 30s, 60s
+	AckWait             time.Duration   // default 60s
+}
+
+func (s *ConsumerSpec) defaults() {
+	if s.MaxDeliver == 0 {
+		s.MaxDeliver = 6
+	}
+	if len(s.BackOff) == 0 {
+		s.BackOff = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute}
+	}
+	if s.AckWait == 0 {
+		s.AckWait = time.Minute
+	}
+}
+
+// Consumer is a bound durable consumer.
+type Consumer struct {
+	bus  *Bus
+	spec ConsumerSpec
+	c    jetstream.Consumer
+}
+
+// Bind creates the durable consumer if missing (idempotently) and returns it.
+// An existing consumer keeps its position: a restarted daemon resumes where
+// it stopped and loses nothing published meanwhile.
+func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
+	spec.defaults()
+	deliver := jetstream.DeliverAllPolicy
+	if spec.StartLastPerSubject {
+		deliver = jetstream.DeliverLastPerSubjectPolicy
+	}
+	cfg := jetstream.ConsumerConfig{
+		Durable:        spec.Name,
+		AckPolicy:      jetstream.AckExplicitPolicy,
+		DeliverPolicy:  deliver,
+		FilterSubjects: spec.Subjects,
+		MaxDeliver:     spec.MaxDeliver,
+		AckWait:        spec.AckWait,
+		MaxAckPending:  1000,
+	}
+	c, err := b.js.Consumer(ctx, spec.Stream, spec.Name)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		c, err = b.js.CreateConsumer(ctx, spec.Stream, cfg)
+		if errors.Is(err, jetstream.ErrConsumerExists) {
+			c, err = b.js.Consumer(ctx, spec.Stream, spec.Name)
+		}
+	}
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, fmt.Errorf("consumer %s: %w", spec.Name, ErrStreamMissing)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("consumer %s on %s: %w", spec.Name, spec.Stream, err)
+	}
+	return &Consumer{bus: b, spec: spec, c: c}, nil
+}
+
+// Run hands every message to h, one at a time, until ctx is done, and maps
+// the outcome to an acknowledgement in one place:
+//
+//	nil                 -> Ack
+//	events.Permanent    -> dead-letter with the reason, then Term
+//	events.RetryAfter   -> NakWithDelay
+//	other error         -> Nak with the consumer's backoff; after MaxDeliver
+//	                       attempts the event is dead-lettered and terminated
+//
+// A message that is not a valid CloudEvent is dead-lettered without calling h.
+func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
+	it, err := c.c.Messages(jetstream.PullMaxMessages(64))
+	if err != nil {
+		return fmt.Errorf("consume %s: %w", c.spec.Name, err)
+	}
+	go func() { <-ctx.Done(); it.Stop() }()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			c.bus.log.Warn("consumer fetch", zap.String("consumer", c.spec.Name), zap.Error(err))
+			continue
+		}
+		c.handle(ctx, m, h)
+	}
+}
+
+func (c *Consumer) handle(ctx context.Context, m jetstream.Msg, h events.Handler) {
+	start := time.Now()
+	md, _ := m.Metadata()
+	var delivered uint64 = 1
+	if md != nil {
+		delivered = md.NumDelivered
+	}
+	e, err := decode(m.Headers(), m.Data())
+	typ := "invalid"
+	if err == nil {
+		typ = e.Type()
+		err = safeHandle(ctx, h, e)
+	}
+	outcome := "ack"
+	log := c.bus.log.With(zap.String("consumer", c.spec.Name), zap.String("subject", m.Subject()), zap.String("event_type", typ))
+	if err == nil {
+		_ = m.Ack()
+	} else if d, ok := events.RetryDelay(err); ok && !events.IsPermanent(err) && int(delivered) < c.spec.MaxDeliver {
+		outcome = "retry"
+		log.Info("retry later", zap.Duration("delay", d), zap.Error(err))
+		_ = m.NakWithDelay(d)
+	} else if events.IsPermanent(err) || int(delivered) >= c.spec.MaxDeliver {
+		outcome = "deadletter"
+		reason := err.Error()
+		if !events.IsPermanent(err) {
+			reason = fmt.Sprintf("gave up after %d deliveries: %s", delivered, reason)
+		}
+		log.Warn("dead-lettered", zap.String("reason", reason))
+		if derr := c.deadLetter(ctx, m, md, delivered, reason); derr != nil {
+			log.Error("dead-letter publish", zap.Error(derr))
+			_ = m.NakWithDelay(5 * time.Second) // keep it: nothing is lost
+		} else {
+			_ = m.TermWithReason(truncate(reason, 200))
+		}
+	} else {
+		outcome = "nak"
+		i := min(int(delivered)-1, len(c.spec.BackOff)-1)
+		log.Info("handler failed, will retry", zap.Uint64("delivered", delivered), zap.Error(err))
+		_ = m.NakWithDelay(c.spec.BackOff[max(i, 0)])
+	}
+	c.bus.metrics.handled(c.spec.Name, typ, outcome, time.Since(start))
+}
+
+// safeHandle turns a handler panic into a Permanent error so that one
+// poison event cannot stop the consumer.
+func safeHandle(ctx context.Context, h events.Handler, e events.Event) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = events.Permanent(fmt.Errorf("handler panicked: %v", r))
+		}
+	}()
+	return h(ctx, e)
+}
+
+func (c *Consumer) deadLetter(ctx context.Context, m jetstream.Msg, md *jetstream.MsgMetadata, delivered uint64, reason string) error {
+	dl := events.DeadLetter{Consumer: c.spec.Name, Reason: reason, Subject: m.Subject(), Deliveries: delivered, Data: m.Data(), Headers: map[string]string{}}
+	if md != nil {
+		dl.Stream, dl.Sequence = md.Stream, md.Sequence.Stream
+	}
+	for k := range m.Headers() {
+		dl.Headers[k] = m.Headers().Get(k)
+	}
+	id := events.DeterministicID("deadletter", c.spec.Name, dl.Stream, fmt.Sprint(dl.Sequence))
+	e, err := events.NewWithID(id, events.TypeEventDeadLettered, "/natsbus/"+c.spec.Name, m.Subject(), dl)
+	if err != nil {
+		return err
+	}
+	if orig := m.Headers().Get("ce-id"); orig != "" {
+		e.SetExtension(events.ExtCausationID, orig)
+	}
+	if err := c.bus.Publish(ctx, events.DeadLetterSubject(c.spec.Name), e); err != nil {
+		return err
+	}
+	c.bus.metrics.deadLettered(c.spec.Name)
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

@@ -1,0 +1,119 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// LatestPerSubject returns the newest message of every subject matching
+// filters in stream, in stream order. It is how daemons rebuild their state
+// at start-up and how the CLI reads current state: a stream keyed by subject
+// is a table whose rows are the latest message per subject.
+func (b *Bus) LatestPerSubject(ctx context.Context, stream string, filters ...string) ([]Message, error) {
+	return b.readAll(ctx, stream, jetstream.ConsumerConfig{
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+		FilterSubjects: filters,
+	})
+}
+
+// ReplayOptions select a slice of history.
+type ReplayOptions struct {
+	Since    time.Time // zero: from the start
+	FromSeq  uint64    // per stream; overrides Since
+	Subjects []string  // filters; empty = all of the stream
+}
+
+// Replay returns the stored messages of stream that match o, oldest first.
+func (b *Bus) Replay(ctx context.Context, stream string, o ReplayOptions) ([]Message, error) {
+	cfg := jetstream.ConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy, FilterSubjects: o.Subjects}
+	switch {
+	case o.FromSeq > 0:
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, o.FromSeq
+	case !o.Since.IsZero():
+		t := o.Since
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &t
+	}
+	return b.readAll(ctx, stream, cfg)
+}
+
+// readAll reads everything an ephemeral consumer with cfg has pending.
+func (b *Bus) readAll(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) ([]Message, error) {
+	cfg.AckPolicy = jetstream.AckNonePolicy
+	cfg.InactiveThreshold = 30 * time.Second
+	cfg.MemoryStorage = true
+	if len(cfg.FilterSubjects) == 1 {
+		cfg.FilterSubject, cfg.FilterSubjects = cfg.FilterSubjects[0], nil
+	}
+	c, err := b.js.CreateConsumer(ctx, stream, cfg)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, ErrStreamMissing
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", stream, err)
+	}
+	defer func() { _ = b.js.DeleteConsumer(context.WithoutCancel(ctx), stream, c.CachedInfo().Name) }()
+	pending := c.CachedInfo().NumPending
+	out := make([]Message, 0, pending)
+	for uint64(len(out)) < pending {
+		batch, err := c.Fetch(int(min(pending-uint64(len(out)), 1000)), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return out, fmt.Errorf("read %s: %w", stream, err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			out = append(out, toMessage(m))
+			n++
+		}
+		if batch.Error() != nil && !errors.Is(batch.Error(), jetstream.ErrNoMessages) {
+			return out, fmt.Errorf("read %s: %w", stream, batch.Error())
+		}
+		if n == 0 {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// Watch calls fn for every new message matching filters in stream until
+// ctx is done. With fromLatest false it first replays history.
+func (b *Bus) Watch(ctx context.Context, stream string, filters []string, fromLatest bool, fn func(Message)) error {
+	policy := jetstream.DeliverNewPolicy
+	if !fromLatest {
+		policy = jetstream.DeliverAllPolicy
+	}
+	c, err := b.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: policy})
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return ErrStreamMissing
+	}
+	if err != nil {
+		return fmt.Errorf("watch %s: %w", stream, err)
+	}
+	it, err := c.Messages()
+	if err != nil {
+		return err
+	}
+	go func() { <-ctx.Done(); it.Stop() }()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		fn(toMessage(m))
+	}
+}
+
+// SortByTime orders messages from several streams by their stored time.
+func SortByTime(ms []Message) {
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Time.Before(ms[j].Time) })
+}
