@@ -1,0 +1,389 @@
+package executord
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/executord/render"
+)
+
+// AnnotationAppliedHash records which rendered manifest an object holds, so
+// a redelivered placement or a restarted executord never applies the same
+// generation twice.
+const AnnotationAppliedHash = "flotilla.io/applied-hash"
+
+// FieldManager is the server-side apply field manager.
+const FieldManager = "flotilla"
+
+// worker serves one member cluster.
+type worker struct {
+	d       *Daemon
+	name    string
+	reg     events.ClusterRegistration // push mode: labels/spec for override targeting
+	log     *zap.Logger
+	dyn     dynamic.Interface
+	kube    kubernetes.Interface
+	mapper  *restmapper.DeferredDiscoveryRESTMapper
+	cancel  context.CancelFunc
+	done    chan struct{}
+	mu      sync.Mutex
+	work    map[events.ObjectKey]events.WorkStatus        // last status published per template
+	placed  map[events.ObjectKey]events.PlacementDecision // last placement seen per template
+}
+
+func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.Config) (*worker, error) {
+	dyn, err := dynamic.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	kube, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return nil, err
+	}
+	return &worker{d: d, name: name, reg: reg, log: d.deps.Log.With(zap.String("cluster", name)), dyn: dyn, kube: kube,
+		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
+		work:   map[events.ObjectKey]events.WorkStatus{}, placed: map[events.ObjectKey]events.PlacementDecision{}}, nil
+}
+
+// ConsumerFor names the durable consumer that serves a cluster.
+func ConsumerFor(cluster string) string { return "executord-" + events.ClusterToken(cluster) }
+
+func (w *worker) start(parent context.Context, work []events.WorkStatus) {
+	ctx, cancel := context.WithCancel(parent)
+	w.cancel, w.done = cancel, make(chan struct{})
+	for _, s := range work {
+		w.work[s.Key] = s
+	}
+	go func() {
+		defer close(w.done)
+		if err := w.run(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("cluster worker stopped", zap.Error(err))
+		}
+	}()
+}
+
+func (w *worker) stop() {
+	w.cancel()
+	<-w.done
+}
+
+func (w *worker) run(ctx context.Context) error {
+	bus := w.d.deps.Bus
+	// Catch up first with the latest placement of every template: after a
+	// restart this finishes what a crash interrupted (applies are skipped
+	// when the member already holds the rendered manifest).
+	latest, err := bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements)
+	if err != nil {
+		return err
+	}
+	for _, m := range latest {
+		if m.Err == nil {
+			_ = w.handle(ctx, m.Event)
+		}
+	}
+	c, err := bus.Bind(ctx, natsbusSpec(w.name))
+	if err != nil {
+		return err
+	}
+	go w.resyncLoop(ctx)
+	return c.Run(ctx, w.handle)
+}
+
+// handle applies one placement to this cluster.
+func (w *worker) handle(ctx context.Context, e events.Event) error {
+	var p events.PlacementDecision
+	if err := events.Decode(e, &p); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if old, ok := w.placed[p.Key]; ok && old.BindingRevision > p.BindingRevision {
+		return nil // stale
+	}
+	if events.Type(e.Type()) == events.TypePlacementRemoved {
+		delete(w.placed, p.Key)
+		return w.remove(ctx, e, p.Key, p.Generation, p.BindingRevision)
+	}
+	w.placed[p.Key] = p
+	var target *events.TargetCluster
+	for i := range p.Clusters {
+		if p.Clusters[i].Name == w.name {
+			target = &p.Clusters[i]
+		}
+	}
+	if target == nil || !p.Scheduled || p.Binding == nil {
+		return w.remove(ctx, e, p.Key, p.Generation, p.BindingRevision)
+	}
+	return w.apply(ctx, e, p, target.Replicas)
+}
+
+func (w *worker) apply(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32) error {
+	b := p.Binding
+	var tpl map[string]any
+	if err := json.Unmarshal(b.Template, &tpl); err != nil {
+		return events.Permanent(fmt.Errorf("template of %s: %w", p.Key, err))
+	}
+	var rp *int32
+	if b.Replicas > 0 {
+		rp = &replicas
+	}
+	status := events.WorkStatus{Key: p.Key, Cluster: w.name, Generation: p.Generation, BindingRevision: p.BindingRevision, Replicas: replicas}
+	manifest, applied, err := render.Render(tpl, render.Cluster{Name: w.name, Labels: w.reg.Labels, Spec: w.reg.Spec}, b.Overrides, rp)
+	status.AppliedOverrides = applied
+	if err != nil {
+		status.Phase, status.Message = events.WorkFailed, err.Error()
+		return w.publish(ctx, cause, status)
+	}
+	obj := &unstructured.Unstructured{Object: manifest}
+	hash := manifestHash(manifest)
+	ann := obj.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[AnnotationAppliedHash] = hash
+	obj.SetAnnotations(ann)
+	status.AppliedHash = hash
+
+	gvk := obj.GroupVersionKind()
+	mapping, err := w.mapping(gvk)
+	if err != nil {
+		status.Phase, status.Message = events.WorkFailed, err.Error()
+		_ = w.publish(ctx, cause, status)
+		return events.RetryAfter(err, 10*time.Second)
+	}
+	ri := w.resource(mapping, obj.GetNamespace())
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		if err := w.ensureNamespace(ctx, obj.GetNamespace()); err != nil {
+			return w.applyError(ctx, cause, status, err)
+		}
+	}
+	current, err := ri.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	switch {
+	case err == nil:
+		if current.GetLabels()[render.LabelManaged] != "true" && !overwrite(b) {
+			status.Phase = events.WorkFailed
+			status.Message = fmt.Sprintf("%s already exists in %s and was not created by Flotilla; conflictResolution is Abort (set spec.conflictResolution: Overwrite to take it over)", p.Key.Ref(), w.name)
+			return w.publish(ctx, cause, status)
+		}
+		if current.GetAnnotations()[AnnotationAppliedHash] == hash {
+			return w.publishObserved(ctx, cause, status, current) // already holds this manifest
+		}
+	case apierrors.IsNotFound(err):
+	default:
+		return w.applyError(ctx, cause, status, err)
+	}
+	out, err := ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	w.d.metrics.applies.WithLabelValues(w.name).Inc()
+	if err != nil {
+		return w.applyError(ctx, cause, status, err)
+	}
+	w.log.Info("applied", zap.String("workload", p.Key.String()), zap.Int64("generation", p.Generation), zap.Int32("replicas", replicas))
+	return w.publishObserved(ctx, cause, status, out)
+}
+
+func overwrite(b *events.Binding) bool {
+	return b.Spec != nil && b.Spec.ConflictResolution == "Overwrite"
+}
+
+// applyError classifies a member API error: permanent ones (invalid,
+// forbidden) become a Failed status; transient ones are retried.
+func (w *worker) applyError(ctx context.Context, cause events.Event, status events.WorkStatus, err error) error {
+	status.Phase, status.Message = events.WorkFailed, err.Error()
+	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsMethodNotSupported(err) {
+		return w.publish(ctx, cause, status)
+	}
+	_ = w.publish(ctx, cause, status)
+	return events.RetryAfter(fmt.Errorf("apply to %s: %w", w.name, err), 5*time.Second)
+}
+
+func (w *worker) publishObserved(ctx context.Context, cause events.Event, status events.WorkStatus, obj *unstructured.Unstructured) error {
+	h := Interpret(obj)
+	status.Phase, status.Message, status.ReadyReplicas, status.ObservedGeneration = h.Phase, h.Message, h.ReadyReplicas, h.ObservedGeneration
+	if h.Replicas > 0 {
+		status.Replicas = h.Replicas
+	}
+	return w.publish(ctx, cause, status)
+}
+
+// remove deletes the template's object from this cluster if Flotilla put it there.
+func (w *worker) remove(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) error {
+	last, ok := w.work[key]
+	if !ok || last.Phase == events.WorkDeleted {
+		return nil
+	}
+	gvk := schema.FromAPIVersionAndKind(apiVersionOf(key, last), key.Kind)
+	if mapping, err := w.mapping(gvk); err == nil {
+		ri := w.resource(mapping, key.Namespace)
+		cur, err := ri.Get(ctx, key.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			return events.RetryAfter(fmt.Errorf("delete from %s: %w", w.name, err), 5*time.Second)
+		case cur.GetLabels()[render.LabelManaged] == "true":
+			policy := metav1.DeletePropagationBackground
+			if err := ri.Delete(ctx, key.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {
+				return events.RetryAfter(fmt.Errorf("delete from %s: %w", w.name, err), 5*time.Second)
+			}
+			w.log.Info("deleted", zap.String("workload", key.String()))
+		}
+	}
+	st := events.WorkStatus{Key: key, Cluster: w.name, Generation: gen, BindingRevision: rev, Phase: events.WorkDeleted, CreatedAt: last.CreatedAt}
+	return w.publishType(ctx, cause, events.TypeWorkDeleted, st)
+}
+
+func apiVersionOf(key events.ObjectKey, s events.WorkStatus) string {
+	if p, ok := groupVersions[key.Group]; ok {
+		return p
+	}
+	return key.Group + "/v1"
+}
+
+// groupVersions maps the groups of common kinds to their served version.
+var groupVersions = map[string]string{"": "v1", "apps": "apps/v1", "batch": "batch/v1", "networking.k8s.io": "networking.k8s.io/v1",
+	"rbac.authorization.k8s.io": "rbac.authorization.k8s.io/v1", "policy": "policy/v1", "autoscaling": "autoscaling/v2"}
+
+func (w *worker) publish(ctx context.Context, cause events.Event, st events.WorkStatus) error {
+	return w.publishType(ctx, cause, events.TypeWorkStatusChanged, st)
+}
+
+// publishType publishes a status when it differs from the last one.
+func (w *worker) publishType(ctx context.Context, cause events.Event, t events.Type, st events.WorkStatus) error {
+	last, had := w.work[st.Key]
+	now := time.Now().UTC()
+	st.CreatedAt = last.CreatedAt
+	if !had || st.CreatedAt.IsZero() || last.Phase == events.WorkDeleted {
+		st.CreatedAt = now
+	}
+	st.UpdatedAt = now
+	if had && sameStatus(last, st) {
+		return nil
+	}
+	e, err := events.New(t, w.d.source, st.Key.String(), st)
+	if err != nil {
+		return events.Permanent(err)
+	}
+	if cause.ID() != "" {
+		events.CausedBy(&e, cause)
+	}
+	if err := w.d.deps.Bus.Publish(ctx, events.WorkSubject(w.name, st.Key), e); err != nil {
+		return err
+	}
+	w.work[st.Key] = st
+	return nil
+}
+
+func sameStatus(a, b events.WorkStatus) bool {
+	a.UpdatedAt, b.UpdatedAt, a.CreatedAt, b.CreatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+func (w *worker) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
+	m, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil && meta.IsNoMatchError(err) {
+		w.mapper.Reset()
+		m, err = w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s is not served by %s: %w", gvk, w.name, err)
+	}
+	return m, nil
+}
+
+func (w *worker) resource(m *meta.RESTMapping, ns string) dynamic.ResourceInterface {
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return w.dyn.Resource(m.Resource).Namespace(ns)
+	}
+	return w.dyn.Resource(m.Resource)
+}
+
+func (w *worker) ensureNamespace(ctx context.Context, ns string) error {
+	if ns == "" {
+		return nil
+	}
+	_, err := w.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = w.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{FieldManager: FieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	}
+	return err
+}
+
+// resyncLoop reads back the status of every object this cluster holds and
+// re-applies objects removed by hand.
+func (w *worker) resyncLoop(ctx context.Context) {
+	t := time.NewTicker(w.d.cfg.ResyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.resync(ctx)
+	}
+}
+
+func (w *worker) resync(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key, st := range w.work {
+		if st.Phase == events.WorkDeleted || ctx.Err() != nil {
+			continue
+		}
+		p, ok := w.placed[key]
+		if !ok || p.Binding == nil {
+			continue
+		}
+		gvk := schema.FromAPIVersionAndKind(p.Binding.APIVersion, key.Kind)
+		mapping, err := w.mapping(gvk)
+		if err != nil {
+			continue
+		}
+		cur, err := w.resource(mapping, key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) || (err == nil && cur.GetAnnotations()[AnnotationAppliedHash] != st.AppliedHash && st.AppliedHash != "") {
+			w.log.Info("drift: object changed or removed by hand, applying again", zap.String("workload", key.String()))
+			for _, tc := range p.Clusters {
+				if tc.Name == w.name {
+					_ = w.apply(ctx, events.Event{}, p, tc.Replicas)
+				}
+			}
+			continue
+		}
+		if err != nil || st.Phase == events.WorkFailed {
+			continue
+		}
+		_ = w.publishObserved(ctx, events.Event{}, st, cur)
+	}
+}
+
+func manifestHash(m map[string]any) string {
+	b, _ := json.Marshal(m)
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:12])
+}
+
+var errNoWorker = errors.New("no worker")

@@ -1,0 +1,50 @@
+package executord
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Config of executord.
+type Config struct {
+	Instance       string
+	CredentialsKey string // push mode: the key that opens registrations' kubeconfigs
+	// Pull mode: serve only this cluster, with this kubeconfig ("" = in-cluster credentials).
+	Cluster    string
+	Kubeconfig string
+	// KubeAPIQPS and KubeAPIBurst rate-limit each member's client (seed 002).
+	KubeAPIQPS   float32
+	KubeAPIBurst int
+	// ResyncInterval is how often status is read back and drift repaired.
+	ResyncInterval time.Duration
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{Instance: "0", KubeAPIQPS: 50, KubeAPIBurst: 100, ResyncInterval: 3 * time.Second}
+}
+
+// PullMode reports whether executord serves one cluster with local credentials.
+func (c Config) PullMode() bool { return c.Cluster != "" }
+
+// Validate returns every problem, with field names.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Instance == "" {
+		errs = append(errs, fmt.Errorf("instance: must not be empty"))
+	}
+	if !c.PullMode() && c.CredentialsKey == "" {
+		errs = append(errs, fmt.Errorf("credentials-key: push mode needs the credentials key (or use --cluster for pull mode)"))
+	}
+	if c.Kubeconfig != "" && c.Cluster == "" {
+		errs = append(errs, fmt.Errorf("cluster: --kubeconfig needs --cluster NAME (pull mode)"))
+	}
+	if c.KubeAPIQPS <= 0 || c.KubeAPIBurst <= 0 {
+		errs = append(errs, fmt.Errorf("kube-api-qps, kube-api-burst: must be positive"))
+	}
+	if c.ResyncInterval <= 0 {
+		errs = append(errs, fmt.Errorf("resync-interval: must be positive"))
+	}
+	return errors.Join(errs...)
+}

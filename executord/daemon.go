@@ -1,0 +1,187 @@
+package executord
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"k8s.io/client-go/rest"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/member"
+	"github.com/flotilla-io/flotilla/internal/observe"
+)
+
+// Deps are what the daemon is wired to.
+type Deps struct {
+	Bus      *natsbus.Bus
+	Log      *zap.Logger
+	Health   *observe.Health
+	Registry prometheus.Registerer
+	// PullConfig is the pull-mode cluster's credentials (from --kubeconfig or in-cluster).
+	PullConfig *rest.Config
+}
+
+// Daemon is executord.
+type Daemon struct {
+	cfg     Config
+	deps    Deps
+	key     *sealing.Key
+	metrics *metrics
+	source  string
+
+	mu      sync.Mutex
+	ctx     context.Context
+	workers map[string]*worker
+	regGen  map[string]int64
+	work    map[string][]events.WorkStatus // rebuilt work records by cluster
+}
+
+// MembersConsumer follows registrations in push mode.
+const MembersConsumer = "executord-members"
+
+// New wires executord.
+func New(cfg Config, deps Deps) (*Daemon, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	d := &Daemon{cfg: cfg, deps: deps, metrics: newMetrics(deps.Registry), source: "/executord/" + cfg.Instance,
+		workers: map[string]*worker{}, regGen: map[string]int64{}, work: map[string][]events.WorkStatus{}}
+	d.deps.Log = deps.Log.Named("executord")
+	if cfg.PullMode() && deps.PullConfig == nil {
+		return nil, fmt.Errorf("pull mode for cluster %s needs credentials (--kubeconfig or in-cluster)", cfg.Cluster)
+	}
+	if !cfg.PullMode() {
+		key, err := sealing.LoadOrCreate(cfg.CredentialsKey)
+		if err != nil {
+			return nil, err
+		}
+		d.key = key
+	}
+	return d, nil
+}
+
+func natsbusSpec(cluster string) natsbus.ConsumerSpec {
+	return natsbus.ConsumerSpec{Name: ConsumerFor(cluster), Stream: events.StreamPlacement, Subjects: []string{events.AllPlacements}, StartLastPerSubject: true}
+}
+
+// Run serves the member clusters until ctx is done.
+func (d *Daemon) Run(ctx context.Context) error {
+	d.ctx = ctx
+	bus := d.deps.Bus
+	if err := bus.EnsureStreams(ctx); err != nil {
+		return err
+	}
+	work, err := bus.LatestPerSubject(ctx, events.StreamWork, events.AllWork)
+	if err != nil {
+		return err
+	}
+	for _, m := range work {
+		var s events.WorkStatus
+		if m.Err == nil && events.Decode(m.Event, &s) == nil {
+			d.work[s.Cluster] = append(d.work[s.Cluster], s)
+		}
+	}
+	d.deps.Health.Add("executord", func() error { return nil })
+	defer d.stopAll()
+	if d.cfg.PullMode() {
+		w, err := newWorker(d, d.cfg.Cluster, events.ClusterRegistration{Name: d.cfg.Cluster}, d.deps.PullConfig)
+		if err != nil {
+			return err
+		}
+		d.startWorker(w)
+		d.deps.Log.Info("executord ready (pull mode)", zap.String("cluster", d.cfg.Cluster))
+		<-ctx.Done()
+		return nil
+	}
+	if err := sealing.Announce(ctx, bus, d.key, d.source); err != nil {
+		return err
+	}
+	regs, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
+	if err != nil {
+		return err
+	}
+	for _, m := range regs {
+		if m.Err == nil {
+			_ = d.HandleMember(ctx, m.Event)
+		}
+	}
+	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: MembersConsumer + "-" + d.cfg.Instance, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}})
+	if err != nil {
+		return err
+	}
+	d.deps.Log.Info("executord ready (push mode)", zap.Int("clusters", len(d.workers)))
+	return c.Run(ctx, d.HandleMember)
+}
+
+
+// HandleMember starts, restarts or stops the worker of a registered cluster.
+func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
+	var r events.ClusterRegistration
+	if err := events.Decode(e, &r); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := d.workers[r.Name]
+	if events.Type(e.Type()) == events.TypeClusterDeregistered {
+		if old != nil {
+			old.stop()
+			delete(d.workers, r.Name)
+		}
+		return nil
+	}
+	if d.regGen[r.Name] >= r.Generation && old != nil {
+		return nil
+	}
+	d.regGen[r.Name] = r.Generation
+	if r.Credentials == nil {
+		d.deps.Log.Warn("cluster has no credentials yet", zap.String("cluster", r.Name))
+		return nil
+	}
+	rc, err := member.RESTConfig(r, d.key, d.cfg.KubeAPIQPS, d.cfg.KubeAPIBurst)
+	if err != nil {
+		d.deps.Log.Warn("cannot serve cluster", zap.String("cluster", r.Name), zap.Error(err))
+		return nil
+	}
+	if old != nil {
+		old.stop()
+		d.work[r.Name] = snapshotWork(old)
+	}
+	w, err := newWorker(d, r.Name, r, rc)
+	if err != nil {
+		return err
+	}
+	d.workers[r.Name] = w
+	w.start(d.ctx, d.work[r.Name])
+	return nil
+}
+
+func snapshotWork(w *worker) []events.WorkStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]events.WorkStatus, 0, len(w.work))
+	for _, s := range w.work {
+		out = append(out, s)
+	}
+	return out
+}
+
+func (d *Daemon) startWorker(w *worker) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.workers[w.name] = w
+	w.start(d.ctx, d.work[w.name])
+}
+
+func (d *Daemon) stopAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, w := range d.workers {
+		w.stop()
+	}
+}

@@ -1,0 +1,101 @@
+package policyd
+
+import (
+	"context"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/internal/observe"
+)
+
+// Deps are what the daemon is wired to.
+type Deps struct {
+	Bus    *natsbus.Bus
+	Log    *zap.Logger
+	Health *observe.Health
+}
+
+// Daemon is policyd.
+type Daemon struct {
+	cfg  Config
+	deps Deps
+	h    *Handler
+}
+
+// ConsumerName is policyd's durable consumer on the input stream. Several
+// policyd instances bound to it would split the input; see DESIGN.md for why
+// policyd runs as one active instance.
+const ConsumerName = "policyd-input"
+
+// New wires policyd.
+func New(cfg Config, deps Deps) (*Daemon, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := deps.Log.Named("policyd")
+	deps.Log = log
+	return &Daemon{cfg: cfg, deps: deps, h: NewHandler(deps.Bus, cfg.Instance, log)}, nil
+}
+
+// Run rebuilds the state from the bus, then handles input until ctx is done.
+func (d *Daemon) Run(ctx context.Context) error {
+	if err := d.deps.Bus.EnsureStreams(ctx); err != nil {
+		return err
+	}
+	if err := d.rebuild(ctx); err != nil {
+		return fmt.Errorf("policyd rebuild: %w", err)
+	}
+	c, err := d.deps.Bus.Bind(ctx, natsbus.ConsumerSpec{Name: ConsumerName, Stream: events.StreamInput, Subjects: []string{events.AllInput}})
+	if err != nil {
+		return err
+	}
+	d.deps.Health.Add("policyd consumer", func() error { return nil })
+	d.deps.Log.Info("policyd ready", zap.Int("objects", len(d.h.st.records)), zap.Int("bindings", len(d.h.st.bindings)))
+	return c.Run(ctx, d.h.Handle)
+}
+
+// rebuild reads back what policyd has published: accepted objects, bindings
+// and registrations (latest per subject).
+func (d *Daemon) rebuild(ctx context.Context) error {
+	st := d.h.st
+	objs, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllObjects)
+	if err != nil {
+		return err
+	}
+	for _, m := range objs {
+		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeObjectAccepted {
+			continue
+		}
+		var rec events.ObjectRecord
+		if events.Decode(m.Event, &rec) == nil {
+			_ = st.put(rec)
+		}
+	}
+	bs, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllBindings)
+	if err != nil {
+		return err
+	}
+	for _, m := range bs {
+		var b events.Binding
+		if m.Err != nil || events.Decode(m.Event, &b) != nil {
+			continue
+		}
+		st.bindings[b.Key] = b
+		st.bindingLive[b.Key] = events.Type(m.Event.Type()) == events.TypeBindingChanged
+	}
+	regs, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
+	if err != nil {
+		return err
+	}
+	for _, m := range regs {
+		var r events.ClusterRegistration
+		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeClusterRegistered || events.Decode(m.Event, &r) != nil {
+			continue
+		}
+		st.registrations[r.Name] = r
+	}
+	return nil
+}

@@ -1,0 +1,318 @@
+package policyd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/policyd/validation"
+)
+
+// Handler holds policyd's state and reacts to input events. It is driven by
+// one consumer, so it needs no locking.
+type Handler struct {
+	pub    events.Publisher
+	source string
+	log    *zap.Logger
+	st     *state
+	now    func() time.Time
+}
+
+// NewHandler returns a handler with empty state.
+func NewHandler(pub events.Publisher, instance string, log *zap.Logger) *Handler {
+	return &Handler{pub: pub, source: "/policyd/" + instance, log: log, st: newState(), now: time.Now}
+}
+
+// Handle dispatches one input event.
+func (h *Handler) Handle(ctx context.Context, e events.Event) error {
+	switch events.Type(e.Type()) {
+	case events.TypeObjectApplied:
+		return h.HandleObjectApplied(ctx, e)
+	case events.TypeObjectDeleted:
+		return h.HandleObjectDeleted(ctx, e)
+	case events.TypeSecretSealed:
+		return h.HandleSecretSealed(ctx, e)
+	}
+	return events.Permanent(fmt.Errorf("unknown event type %q on the input stream (known: %s, %s, %s)",
+		e.Type(), events.TypeObjectApplied, events.TypeObjectDeleted, events.TypeSecretSealed))
+}
+
+// KeyOf returns the object key of a decoded manifest.
+func KeyOf(apiVersion, kind, namespace, name string) events.ObjectKey {
+	group := ""
+	if i := strings.LastIndex(apiVersion, "/"); i > 0 {
+		group = apiVersion[:i]
+	}
+	return events.ObjectKey{Group: group, Kind: kind, Namespace: namespace, Name: name}
+}
+
+// RoleOf says what policyd takes an object for.
+func RoleOf(apiVersion, kind, namespace string) string {
+	switch {
+	case apiVersion == policy.PolicyAPIVersion && (kind == policy.KindPropagationPolicy || kind == policy.KindClusterPropagationPolicy):
+		return events.RolePolicy
+	case apiVersion == policy.PolicyAPIVersion && (kind == policy.KindOverridePolicy || kind == policy.KindClusterOverridePolicy):
+		return events.RoleOverride
+	case apiVersion == policy.ClusterAPIVersion && kind == policy.KindCluster:
+		return events.RoleCluster
+	case apiVersion == "v1" && kind == "Secret" && namespace == CredentialsNamespace:
+		return RoleCredentials
+	}
+	return events.RoleTemplate
+}
+
+// CredentialsNamespace holds cluster credentials, as in Karmada: Secrets
+// there are never templates and are only accepted sealed.
+const CredentialsNamespace = "karmada-system"
+
+// HandleObjectApplied validates, stores and propagates the effects of one
+// applied object.
+func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error {
+	var obj map[string]any
+	if err := json.Unmarshal(e.Data(), &obj); err != nil || obj == nil {
+		return events.Permanent(fmt.Errorf("data is not a Kubernetes object in JSON: %v", err))
+	}
+	doc, errs, warns := validation.ValidateObject(obj)
+	key := KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name)
+	role := RoleOf(doc.APIVersion, doc.Kind, doc.Namespace)
+	if len(errs) == 0 && role == RoleCredentials {
+		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + CredentialsNamespace + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
+	}
+	if len(errs) > 0 {
+		return h.reject(ctx, e, key, errs)
+	}
+	raw, _ := json.Marshal(doc.Object)
+	rec := events.ObjectRecord{Key: key, APIVersion: doc.APIVersion, Object: raw, Role: role, Generation: 1, UpdatedAt: h.now().UTC()}
+	for _, w := range warns {
+		rec.Warnings = append(rec.Warnings, validation.Format(w))
+	}
+	return h.accept(ctx, e, rec)
+}
+
+func (h *Handler) reject(ctx context.Context, cause events.Event, key events.ObjectKey, problems []events.FieldError) error {
+	out, err := events.NewWithID(events.DeterministicID("rejected", cause.ID()), events.TypeObjectRejected, h.source, key.String(), events.Rejection{Key: key, Problems: problems})
+	if err != nil {
+		return err
+	}
+	events.CausedBy(&out, cause)
+	if err := h.pub.Publish(ctx, events.RejectedSubject(key), out); err != nil {
+		return err
+	}
+	msgs := make([]string, 0, len(problems))
+	for _, p := range problems {
+		msgs = append(msgs, validation.Format(p))
+	}
+	return events.Permanent(fmt.Errorf("%s rejected: %s", key, strings.Join(msgs, "; ")))
+}
+
+// accept stores rec (a new generation if its content changed) and publishes
+// the record and its effects.
+func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.ObjectRecord) error {
+	if old, ok := h.st.records[rec.Key]; ok {
+		rec.Generation = old.Generation
+		if string(old.Object) != string(rec.Object) || old.Role != rec.Role {
+			rec.Generation++
+		} else {
+			rec.UpdatedAt = old.UpdatedAt
+		}
+	}
+	if err := h.publish(ctx, cause, events.TypeObjectAccepted, events.ObjectSubject(rec.Key), rec.Key.String(),
+		events.DeterministicID("accepted", rec.Key.String(), fmt.Sprint(rec.Generation)), rec); err != nil {
+		return err
+	}
+	if err := h.st.put(rec); err != nil {
+		return events.Permanent(err)
+	}
+	return h.effects(ctx, cause, rec)
+}
+
+// effects republishes what depends on the object that changed.
+func (h *Handler) effects(ctx context.Context, cause events.Event, rec events.ObjectRecord) error {
+	switch rec.Role {
+	case events.RoleTemplate:
+		return h.rebind(ctx, cause, rec.Key)
+	case events.RolePolicy, events.RoleOverride:
+		for _, k := range h.st.sortedTemplateKeys() {
+			if err := h.rebind(ctx, cause, k); err != nil {
+				return err
+			}
+		}
+	case events.RoleCluster:
+		return h.register(ctx, cause, rec.Key.Name)
+	case RoleCredentials:
+		for _, name := range h.clustersUsingSecret(rec.Key.Namespace, rec.Key.Name) {
+			if err := h.register(ctx, cause, name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// HandleObjectDeleted removes an object and what depended on it.
+func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error {
+	var obj struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(e.Data(), &obj); err != nil || obj.Kind == "" || obj.Metadata.Name == "" {
+		return events.Permanent(fmt.Errorf("deletion needs apiVersion, kind and metadata.name: %v", err))
+	}
+	key := KeyOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace, obj.Metadata.Name)
+	rec, ok := h.st.records[key]
+	if !ok {
+		// Deleting what is not there is not an error (kubectl delete --ignore-not-found semantics);
+		// the removed event still answers the CLI.
+		rec = events.ObjectRecord{Key: key, APIVersion: obj.APIVersion, Role: RoleOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace)}
+	}
+	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC()}
+	if err := h.publish(ctx, e, events.TypeObjectRemoved, events.ObjectSubject(key), key.String(),
+		events.DeterministicID("removed", key.String(), fmt.Sprint(rec.Generation), e.ID()), removed); err != nil {
+		return err
+	}
+	if !ok {
+		return nil
+	}
+	h.st.remove(key)
+	switch rec.Role {
+	case events.RoleTemplate:
+		return h.unbind(ctx, e, key)
+	case events.RoleCluster:
+		if _, ok := h.st.registrations[key.Name]; ok {
+			delete(h.st.registrations, key.Name)
+			return h.publish(ctx, e, events.TypeClusterDeregistered, events.MemberSubject(key.Name), key.Name,
+				events.DeterministicID("deregistered", key.Name, e.ID()), events.ClusterRegistration{Name: key.Name})
+		}
+	default:
+		return h.effects(ctx, e, rec)
+	}
+	return nil
+}
+
+// HandleSecretSealed stores sealed cluster credentials.
+func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error {
+	var s events.SealedSecret
+	if err := events.Decode(e, &s); err != nil {
+		return err
+	}
+	if s.Name == "" || len(s.Data) == 0 {
+		return events.Permanent(errors.New("sealed secret needs a name and data"))
+	}
+	if s.Namespace == "" {
+		s.Namespace = CredentialsNamespace
+	}
+	raw, _ := json.Marshal(s)
+	key := events.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}
+	return h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()})
+}
+
+// rebind recomputes a template's binding and publishes it if it changed.
+func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.ObjectKey) error {
+	t, ok := h.st.templates[key]
+	if !ok {
+		return nil
+	}
+	last, had := h.st.bindings[key]
+	var current *events.PolicyRef
+	if had && h.st.bindingLive[key] {
+		current = last.Policy
+	}
+	facts := t.facts()
+	claimed := ClaimPolicy(facts, current, h.st.sortedPolicies())
+	if claimed == nil {
+		// Unclaimed: Karmada leaves what was propagated in place when its
+		// policy goes away; a template never claimed is simply not placed.
+		return nil
+	}
+	b := BuildBinding(t, claimed, OrderOverrides(facts, h.st.sortedOverrides()))
+	if had && h.st.bindingLive[key] && sameBinding(last, b) {
+		return nil
+	}
+	b.Revision = last.Revision + 1
+	if err := h.publish(ctx, cause, events.TypeBindingChanged, events.BindingSubject(key), key.String(),
+		events.DeterministicID("binding", key.String(), fmt.Sprint(b.Revision)), b); err != nil {
+		return err
+	}
+	h.st.bindings[key], h.st.bindingLive[key] = b, true
+	return nil
+}
+
+// unbind publishes the removal of a deleted template's binding.
+func (h *Handler) unbind(ctx context.Context, cause events.Event, key events.ObjectKey) error {
+	last, had := h.st.bindings[key]
+	if !had || !h.st.bindingLive[key] {
+		return nil
+	}
+	b := events.Binding{Key: key, APIVersion: last.APIVersion, Generation: last.Generation, Revision: last.Revision + 1}
+	if err := h.publish(ctx, cause, events.TypeBindingRemoved, events.BindingSubject(key), key.String(),
+		events.DeterministicID("binding", key.String(), fmt.Sprint(b.Revision)), b); err != nil {
+		return err
+	}
+	h.st.bindings[key], h.st.bindingLive[key] = b, false
+	return nil
+}
+
+// register publishes a cluster's registration when it changed.
+func (h *Handler) register(ctx context.Context, cause events.Event, name string) error {
+	c, ok := h.st.clusters[name]
+	if !ok {
+		return nil
+	}
+	reg := events.ClusterRegistration{Name: name, Labels: c.Labels, Annotations: c.Annotations, Spec: c.Spec}
+	if ref := c.Spec.SecretRef; ref != nil {
+		ns := ref.Namespace
+		if ns == "" {
+			ns = CredentialsNamespace
+		}
+		if s, ok := h.st.secrets[ns+"/"+ref.Name]; ok {
+			reg.Credentials = &s
+		}
+	}
+	last, had := h.st.registrations[name]
+	reg.Generation = last.Generation
+	if had {
+		a, _ := json.Marshal(last)
+		reg2 := reg
+		b, _ := json.Marshal(reg2)
+		if string(a) == string(b) {
+			return nil
+		}
+	}
+	reg.Generation++
+	if err := h.publish(ctx, cause, events.TypeClusterRegistered, events.MemberSubject(name), name,
+		events.DeterministicID("registered", name, fmt.Sprint(reg.Generation)), reg); err != nil {
+		return err
+	}
+	h.st.registrations[name] = reg
+	return nil
+}
+
+func (h *Handler) clustersUsingSecret(ns, name string) []string {
+	var out []string
+	for _, c := range h.st.clusters {
+		if ref := c.Spec.SecretRef; ref != nil && ref.Name == name && (ref.Namespace == ns || (ref.Namespace == "" && ns == CredentialsNamespace)) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+func (h *Handler) publish(ctx context.Context, cause events.Event, t events.Type, natsSubject, subject, id string, data any) error {
+	out, err := events.NewWithID(id, t, h.source, subject, data)
+	if err != nil {
+		return events.Permanent(err)
+	}
+	events.CausedBy(&out, cause)
+	return h.pub.Publish(ctx, natsSubject, out)
+}

@@ -1,0 +1,131 @@
+package policyd
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+)
+
+// state is policyd's memory: every accepted object by role, and the last
+// binding and registration it published. It is rebuilt from FLOTILLA_POLICY
+// at start-up, so it never disagrees with what policyd has published.
+type state struct {
+	records       map[events.ObjectKey]events.ObjectRecord
+	templates     map[events.ObjectKey]*template
+	propagations  map[events.ObjectKey]candidatePolicy
+	overrides     map[events.ObjectKey]overridePolicy
+	clusters      map[string]policy.Cluster
+	secrets       map[string]events.SealedSecret // "<namespace>/<name>"
+	bindings      map[events.ObjectKey]events.Binding
+	bindingLive   map[events.ObjectKey]bool
+	registrations map[string]events.ClusterRegistration
+}
+
+func newState() *state {
+	return &state{
+		records: map[events.ObjectKey]events.ObjectRecord{}, templates: map[events.ObjectKey]*template{},
+		propagations: map[events.ObjectKey]candidatePolicy{}, overrides: map[events.ObjectKey]overridePolicy{},
+		clusters: map[string]policy.Cluster{}, secrets: map[string]events.SealedSecret{},
+		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{},
+		registrations: map[string]events.ClusterRegistration{},
+	}
+}
+
+// RoleCredentials marks sealed Secrets: cluster credentials, never templates.
+const RoleCredentials = "credentials"
+
+// put stores an accepted record under its role.
+func (s *state) put(r events.ObjectRecord) error {
+	s.records[r.Key] = r
+	switch r.Role {
+	case events.RoleTemplate:
+		var obj map[string]any
+		if err := json.Unmarshal(r.Object, &obj); err != nil {
+			return err
+		}
+		uid := ""
+		if md, ok := obj["metadata"].(map[string]any); ok {
+			uid, _ = md["uid"].(string)
+		}
+		if uid == "" {
+			uid = events.DeterministicID("template-uid", r.Key.String())
+		}
+		s.templates[r.Key] = &template{Record: r, Object: obj, UID: uid}
+	case events.RolePolicy:
+		var p policy.PropagationPolicy
+		if err := json.Unmarshal(r.Object, &p); err != nil {
+			return err
+		}
+		s.propagations[r.Key] = candidatePolicy{Key: r.Key, Policy: p}
+	case events.RoleOverride:
+		var p policy.OverridePolicy
+		if err := json.Unmarshal(r.Object, &p); err != nil {
+			return err
+		}
+		s.overrides[r.Key] = overridePolicy{Key: r.Key, Policy: p}
+	case events.RoleCluster:
+		var c policy.Cluster
+		if err := json.Unmarshal(r.Object, &c); err != nil {
+			return err
+		}
+		s.clusters[c.Name] = c
+	case RoleCredentials:
+		var sec events.SealedSecret
+		if err := json.Unmarshal(r.Object, &sec); err != nil {
+			return err
+		}
+		s.secrets[sec.Namespace+"/"+sec.Name] = sec
+	}
+	return nil
+}
+
+// remove forgets an object.
+func (s *state) remove(k events.ObjectKey) {
+	r, ok := s.records[k]
+	if !ok {
+		return
+	}
+	delete(s.records, k)
+	switch r.Role {
+	case events.RoleTemplate:
+		delete(s.templates, k)
+	case events.RolePolicy:
+		delete(s.propagations, k)
+	case events.RoleOverride:
+		delete(s.overrides, k)
+	case events.RoleCluster:
+		delete(s.clusters, k.Name)
+	case RoleCredentials:
+		delete(s.secrets, k.Namespace+"/"+k.Name)
+	}
+}
+
+// sortedPolicies returns the propagation policies in key order (determinism).
+func (s *state) sortedPolicies() []candidatePolicy {
+	out := make([]candidatePolicy, 0, len(s.propagations))
+	for _, p := range s.propagations {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
+	return out
+}
+
+func (s *state) sortedOverrides() []overridePolicy {
+	out := make([]overridePolicy, 0, len(s.overrides))
+	for _, p := range s.overrides {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
+	return out
+}
+
+func (s *state) sortedTemplateKeys() []events.ObjectKey {
+	out := make([]events.ObjectKey, 0, len(s.templates))
+	for k := range s.templates {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}

@@ -1,0 +1,128 @@
+package schedulerd
+
+import (
+	"context"
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/internal/observe"
+	"github.com/flotilla-io/flotilla/schedulerd/core"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins"
+)
+
+// Deps are what the daemon is wired to.
+type Deps struct {
+	Bus      *natsbus.Bus
+	Log      *zap.Logger
+	Health   *observe.Health
+	Registry prometheus.Registerer
+}
+
+// Daemon is schedulerd.
+type Daemon struct {
+	cfg  Config
+	deps Deps
+	h    *Handler
+}
+
+// Consumer names.
+const (
+	PolicyConsumer = "schedulerd-policy"
+	HealthConsumer = "schedulerd-health"
+)
+
+// New wires schedulerd.
+func New(cfg Config, deps Deps) (*Daemon, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	deps.Log = deps.Log.Named("schedulerd")
+	h := NewHandler(deps.Bus, cfg.Instance, core.New(plugins.DefaultProfile()), newMetrics(deps.Registry))
+	return &Daemon{cfg: cfg, deps: deps, h: h}, nil
+}
+
+// Run rebuilds the state, then consumes policy and health events until ctx is done.
+func (d *Daemon) Run(ctx context.Context) error {
+	bus := d.deps.Bus
+	if err := bus.EnsureStreams(ctx); err != nil {
+		return err
+	}
+	if err := d.rebuild(ctx); err != nil {
+		return err
+	}
+	if err := d.h.CatchUp(ctx); err != nil {
+		return err
+	}
+	pc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: PolicyConsumer, Stream: events.StreamPolicy, Subjects: []string{events.AllBindings, events.AllMembers}})
+	if err != nil {
+		return err
+	}
+	hc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: HealthConsumer, Stream: events.StreamHealth, Subjects: []string{events.AllHealth, events.AllCapacity}})
+	if err != nil {
+		return err
+	}
+	d.deps.Health.Add("schedulerd consumers", func() error { return nil })
+	d.deps.Log.Info("schedulerd ready", zap.Int("members", len(d.h.members)), zap.Int("bindings", len(d.h.bindings)))
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return pc.Run(ctx, d.h.Handle) })
+	g.Go(func() error { return hc.Run(ctx, d.h.Handle) })
+	return g.Wait()
+}
+
+// rebuild reads back the latest members, bindings and placements, so a
+// restarted schedulerd neither forgets nor repeats a decision.
+func (d *Daemon) rebuild(ctx context.Context) error {
+	bus, h := d.deps.Bus, d.h
+	var errs []error
+	read := func(stream string, filter string, fn func(natsbus.Message)) {
+		ms, err := bus.LatestPerSubject(ctx, stream, filter)
+		errs = append(errs, err)
+		for _, m := range ms {
+			if m.Err == nil {
+				fn(m)
+			}
+		}
+	}
+	read(events.StreamPolicy, events.AllMembers, func(m natsbus.Message) {
+		var r events.ClusterRegistration
+		if events.Type(m.Event.Type()) == events.TypeClusterRegistered && events.Decode(m.Event, &r) == nil {
+			h.member(r.Name).reg = r
+		}
+	})
+	read(events.StreamHealth, events.AllHealth, func(m natsbus.Message) {
+		var c events.ClusterHealth
+		if events.Decode(m.Event, &c) == nil {
+			h.member(c.Cluster).health = &c
+		}
+	})
+	read(events.StreamHealth, events.AllCapacity, func(m natsbus.Message) {
+		var c events.ClusterCapacity
+		if events.Decode(m.Event, &c) == nil {
+			h.member(c.Cluster).capacity = &c
+		}
+	})
+	read(events.StreamPolicy, events.AllBindings, func(m natsbus.Message) {
+		var b events.Binding
+		if events.Type(m.Event.Type()) == events.TypeBindingChanged && events.Decode(m.Event, &b) == nil {
+			h.bindings[b.Key] = b
+		}
+	})
+	read(events.StreamPlacement, events.AllPlacements, func(m natsbus.Message) {
+		var p events.PlacementDecision
+		if events.Type(m.Event.Type()) == events.TypePlacementDecided && events.Decode(m.Event, &p) == nil {
+			h.placements[p.Key] = p
+		}
+	})
+	// Members known only from health reports (deregistered) are dropped.
+	for n, m := range h.members {
+		if m.reg.Generation == 0 {
+			delete(h.members, n)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,14 @@
+// Package schedulerd places resource templates on member clusters. It keeps
+// an immutable-per-decision snapshot of the members (registrations, health,
+// capacity) and the live bindings, runs the pure scheduler core
+// (schedulerd/core, plugins in schedulerd/plugins) and publishes a
+// placement whenever the answer changes.
+//
+//	Consumes  io.flotilla.binding.changed|removed.v1,
+//	          io.flotilla.cluster.registered|deregistered.v1   (FLOTILLA_POLICY, consumer schedulerd-policy)
+//	          io.flotilla.cluster.health.changed.v1,
+//	          io.flotilla.cluster.capacity.reported.v1         (FLOTILLA_HEALTH, consumer schedulerd-health)
+//	Produces  io.flotilla.placement.decided|removed.v1          (FLOTILLA_PLACEMENT)
+//	State     members, bindings and last placements, rebuilt at start from the
+//	          streams (latest message per subject)
+package schedulerd

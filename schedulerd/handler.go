@@ -1,0 +1,306 @@
+package schedulerd
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/schedulerd/core"
+	"github.com/flotilla-io/flotilla/schedulerd/framework"
+)
+
+// member is everything schedulerd knows about one cluster.
+type member struct {
+	reg      events.ClusterRegistration
+	health   *events.ClusterHealth
+	capacity *events.ClusterCapacity
+}
+
+// Handler keeps the scheduler's state and turns events into placements.
+type Handler struct {
+	mu         sync.Mutex
+	pub        events.Publisher
+	source     string
+	sched      *core.Scheduler
+	metrics    *metrics
+	members    map[string]*member
+	bindings   map[events.ObjectKey]events.Binding
+	placements map[events.ObjectKey]events.PlacementDecision
+	now        func() time.Time
+}
+
+// NewHandler returns a handler with empty state.
+func NewHandler(pub events.Publisher, instance string, sched *core.Scheduler, m *metrics) *Handler {
+	if m == nil {
+		m = newMetrics(nil)
+	}
+	return &Handler{pub: pub, source: "/schedulerd/" + instance, sched: sched, metrics: m,
+		members: map[string]*member{}, bindings: map[events.ObjectKey]events.Binding{},
+		placements: map[events.ObjectKey]events.PlacementDecision{}, now: time.Now}
+}
+
+// Handle dispatches one event.
+func (h *Handler) Handle(ctx context.Context, e events.Event) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch events.Type(e.Type()) {
+	case events.TypeBindingChanged:
+		return h.HandleBindingChanged(ctx, e)
+	case events.TypeBindingRemoved:
+		return h.HandleBindingRemoved(ctx, e)
+	case events.TypeClusterRegistered, events.TypeClusterDeregistered,
+		events.TypeClusterHealthChanged, events.TypeClusterCapacityReported:
+		return h.HandleClusterChanged(ctx, e)
+	}
+	return events.Permanent(fmt.Errorf("schedulerd does not handle %q", e.Type()))
+}
+
+// HandleBindingChanged schedules a binding revision it has not seen.
+func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) error {
+	var b events.Binding
+	if err := events.Decode(e, &b); err != nil {
+		return err
+	}
+	if b.Key.Kind == "" || b.Key.Name == "" {
+		return events.Permanent(fmt.Errorf("binding without a key"))
+	}
+	if old, ok := h.bindings[b.Key]; ok && old.Revision >= b.Revision {
+		return nil // stale or duplicate delivery
+	}
+	h.bindings[b.Key] = b
+	return h.schedule(ctx, e, b.Key)
+}
+
+// HandleBindingRemoved withdraws a template's placement.
+func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) error {
+	var b events.Binding
+	if err := events.Decode(e, &b); err != nil {
+		return err
+	}
+	if old, ok := h.bindings[b.Key]; ok && old.Revision > b.Revision {
+		return nil
+	}
+	delete(h.bindings, b.Key)
+	last, ok := h.placements[b.Key]
+	if !ok || (!last.Scheduled && len(last.Clusters) == 0 && last.Error == "removed") {
+		return nil
+	}
+	p := events.PlacementDecision{Key: b.Key, Generation: b.Generation, BindingRevision: b.Revision, Error: "removed", DecidedAt: h.now().UTC()}
+	out, err := events.NewWithID(events.DeterministicID("placement-removed", b.Key.String(), fmt.Sprint(b.Revision)),
+		events.TypePlacementRemoved, h.source, b.Key.String(), p)
+	if err != nil {
+		return events.Permanent(err)
+	}
+	events.CausedBy(&out, e)
+	if err := h.pub.Publish(ctx, events.PlacementSubject(b.Key), out); err != nil {
+		return err
+	}
+	delete(h.placements, b.Key)
+	return nil
+}
+
+// HandleClusterChanged updates the member snapshot and reschedules the
+// bindings that follow cluster changes (reference §1.1): Duplicated and
+// non-workload templates, anything not placed yet, and anything placed on a
+// cluster that left.
+func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) error {
+	switch events.Type(e.Type()) {
+	case events.TypeClusterRegistered:
+		var r events.ClusterRegistration
+		if err := events.Decode(e, &r); err != nil {
+			return err
+		}
+		m := h.member(r.Name)
+		if m.reg.Generation > r.Generation {
+			return nil
+		}
+		m.reg = r
+	case events.TypeClusterDeregistered:
+		var r events.ClusterRegistration
+		if err := events.Decode(e, &r); err != nil {
+			return err
+		}
+		delete(h.members, r.Name)
+	case events.TypeClusterHealthChanged:
+		var c events.ClusterHealth
+		if err := events.Decode(e, &c); err != nil {
+			return err
+		}
+		if old := h.member(c.Cluster).health; old != nil && old.ObservedAt.After(c.ObservedAt) {
+			return nil
+		}
+		h.member(c.Cluster).health = &c
+		ready := 0.0
+		if c.Ready {
+			ready = 1
+		}
+		h.metrics.members.WithLabelValues(c.Cluster).Set(ready)
+	case events.TypeClusterCapacityReported:
+		var c events.ClusterCapacity
+		if err := events.Decode(e, &c); err != nil {
+			return err
+		}
+		if old := h.member(c.Cluster).capacity; old != nil && old.ObservedAt.After(c.ObservedAt) {
+			return nil
+		}
+		h.member(c.Cluster).capacity = &c
+	}
+	return h.rescheduleAfterClusterChange(ctx, e)
+}
+
+func (h *Handler) member(name string) *member {
+	m, ok := h.members[name]
+	if !ok {
+		m = &member{reg: events.ClusterRegistration{Name: name}}
+		h.members[name] = m
+	}
+	return m
+}
+
+func (h *Handler) rescheduleAfterClusterChange(ctx context.Context, cause events.Event) error {
+	keys := make([]events.ObjectKey, 0, len(h.bindings))
+	for k := range h.bindings {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	for _, k := range keys {
+		if !h.followsClusterChanges(k) {
+			continue
+		}
+		if err := h.schedule(ctx, cause, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (h *Handler) followsClusterChanges(k events.ObjectKey) bool {
+	b := h.bindings[k]
+	last, placed := h.placements[k]
+	if !placed || !last.Scheduled {
+		return true
+	}
+	if b.Replicas == 0 || b.Spec == nil || b.Spec.Placement.Strategy() == policy.StrategyDuplicated {
+		return true
+	}
+	for _, tc := range last.Clusters {
+		if m, ok := h.members[tc.Name]; !ok || m.reg.Spec.APIEndpoint == "" && m.reg.Generation == 0 {
+			return true // a cluster in the result is gone
+		}
+	}
+	return false
+}
+
+// snapshot builds the scheduler's view of the members, sorted by name.
+func (h *Handler) snapshot() []framework.ClusterInfo {
+	names := make([]string, 0, len(h.members))
+	for n, m := range h.members {
+		if m.reg.Generation > 0 {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	out := make([]framework.ClusterInfo, 0, len(names))
+	for _, n := range names {
+		m := h.members[n]
+		ci := framework.ClusterInfo{Name: n, Labels: m.reg.Labels, Annotations: m.reg.Annotations, Spec: m.reg.Spec}
+		ci.Spec.Taints = slices.Clone(m.reg.Spec.Taints)
+		switch {
+		case m.health == nil:
+			// No health report yet: Karmada taints a cluster without a Ready condition not-ready.
+			ci.Spec.Taints = append(ci.Spec.Taints, corev1.Taint{Key: policy.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule})
+		default:
+			ci.Ready = m.health.Ready
+			ci.Spec.Taints = append(ci.Spec.Taints, m.health.Taints...)
+		}
+		if c := m.capacity; c != nil {
+			ci.Allocatable, ci.Allocated, ci.Allocating = c.Allocatable, c.Allocated, c.Allocating
+			ci.APIEnablements = c.APIEnablements
+			ci.CompleteAPIs = len(c.APIEnablements) > 0
+		}
+		out = append(out, ci)
+	}
+	return out
+}
+
+// schedule decides one binding and publishes the placement if it changed.
+func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.ObjectKey) error {
+	b, ok := h.bindings[k]
+	if !ok {
+		return nil
+	}
+	last, hadLast := h.placements[k]
+	in := core.Input{Binding: b, Clusters: h.snapshot()}
+	if hadLast {
+		in.Previous = last.Clusters
+	}
+	res := h.sched.Schedule(in)
+	p := events.PlacementDecision{
+		Key: k, Generation: b.Generation, BindingRevision: b.Revision, Scheduled: res.Scheduled, Clusters: res.Clusters,
+		Strategy: res.Strategy, Feasible: res.Feasible, Diagnosis: res.Diagnosis, Scores: res.Scores, Division: res.Division,
+		Error: res.Error, Warnings: res.Warnings, Binding: &b, DecidedAt: h.now().UTC(),
+	}
+	if hadLast && samePlacement(last, p) {
+		h.metrics.decisions.WithLabelValues("unchanged").Inc()
+		return nil
+	}
+	out, err := events.NewWithID(events.DeterministicID("placement", k.String(), fmt.Sprint(b.Revision), placementFingerprint(p)),
+		events.TypePlacementDecided, h.source, k.String(), p)
+	if err != nil {
+		return events.Permanent(err)
+	}
+	if cause.ID() != "" {
+		events.CausedBy(&out, cause)
+	}
+	if err := h.pub.Publish(ctx, events.PlacementSubject(k), out); err != nil {
+		return err
+	}
+	h.placements[k] = p
+	if p.Scheduled {
+		h.metrics.decisions.WithLabelValues("scheduled").Inc()
+	} else {
+		h.metrics.decisions.WithLabelValues("unschedulable").Inc()
+	}
+	return nil
+}
+
+func samePlacement(a, b events.PlacementDecision) bool {
+	return a.BindingRevision == b.BindingRevision && placementFingerprint(a) == placementFingerprint(b)
+}
+
+func placementFingerprint(p events.PlacementDecision) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "%t|%s|", p.Scheduled, p.Error)
+	for _, c := range p.Clusters {
+		fmt.Fprintf(&sb, "%s=%d,", c.Name, c.Replicas)
+	}
+	return sb.String()
+}
+
+// CatchUp schedules every binding whose latest revision has no placement
+// yet: after a restart, the work a crash interrupted.
+func (h *Handler) CatchUp(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	keys := make([]events.ObjectKey, 0, len(h.bindings))
+	for k, b := range h.bindings {
+		if p, ok := h.placements[k]; !ok || p.BindingRevision < b.Revision {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	for _, k := range keys {
+		if err := h.schedule(ctx, events.Event{}, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
