@@ -37,18 +37,18 @@ const FieldManager = "flotilla"
 
 // worker serves one member cluster.
 type worker struct {
-	d       *Daemon
-	name    string
-	reg     events.ClusterRegistration // push mode: labels/spec for override targeting
-	log     *zap.Logger
-	dyn     dynamic.Interface
-	kube    kubernetes.Interface
-	mapper  *restmapper.DeferredDiscoveryRESTMapper
-	cancel  context.CancelFunc
-	done    chan struct{}
-	mu      sync.Mutex
-	work    map[events.ObjectKey]events.WorkStatus        // last status published per template
-	placed  map[events.ObjectKey]events.PlacementDecision // last placement seen per template
+	d      *Daemon
+	name   string
+	reg    events.ClusterRegistration // push mode: labels/spec for override targeting
+	log    *zap.Logger
+	dyn    dynamic.Interface
+	kube   kubernetes.Interface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
+	cancel context.CancelFunc
+	done   chan struct{}
+	mu     sync.Mutex
+	work   map[events.ObjectKey]events.WorkStatus        // last status published per template
+	placed map[events.ObjectKey]events.PlacementDecision // last placement seen per template
 }
 
 func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.Config) (*worker, error) {

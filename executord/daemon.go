@@ -118,7 +118,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return c.Run(ctx, d.HandleMember)
 }
 
-
 // HandleMember starts, restarts or stops the worker of a registered cluster.
 func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 	var r events.ClusterRegistration

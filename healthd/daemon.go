@@ -96,7 +96,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return err
 }
 
-
 // Handle follows registrations: a new or changed cluster gets a fresh prober.
 func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 	var r events.ClusterRegistration
