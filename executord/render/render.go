@@ -329,9 +329,9 @@ func applyOverriders(obj map[string]any, o policy.Overriders) (map[string]any, e
 // setReplicas sets the replica field of the kinds Karmada divides.
 func setReplicas(obj map[string]any, n int32) {
 	apiVersion, _ := obj["apiVersion"].(string)
-	group, _, _ := strings.Cut(apiVersion, "/")
-	if !strings.Contains(apiVersion, "/") {
-		group = ""
+	group := ""
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+		group = g
 	}
 	kind, _ := obj["kind"].(string)
 	var field string

@@ -1,0 +1,493 @@
+package main
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/policyd"
+	"github.com/flotilla-io/flotilla/policyd/validation"
+)
+
+const cliSource = "/flotilla-cli"
+
+func newApply(g *globals) *cobra.Command {
+	var files []string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "apply -f FILE|DIR|- [-f ...]",
+		Short: "Apply resource templates, policies and Cluster objects",
+		Long: `Apply Kubernetes objects (Deployments, Services, ... as templates),
+PropagationPolicy / ClusterPropagationPolicy / OverridePolicy /
+ClusterOverridePolicy and cluster.karmada.io Cluster objects.
+
+Every document is validated strictly here, with policyd's own validator,
+before anything is published: an unknown field, a wrong type or a bad
+selector is an error naming the file, the document, the line and the field
+path, and nothing is published. Secrets in karmada-system (cluster
+credentials, e.g. the one a Cluster's spec.secretRef names) are sealed to the
+credentials key before they leave this process and are never propagated.`,
+		Example: "  flotilla apply -f ../shared/examples/seed000/\n  cat policy.yaml | flotilla apply -f -",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := load(cmd, files)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			bus, err := g.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer bus.Close()
+			return applyDocs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, res.Docs, timeout)
+		},
+	}
+	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	c.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "how long to wait for policyd to confirm")
+	_ = c.MarkFlagRequired("filename")
+	return c
+}
+
+// load reads and validates documents, printing warnings; errors stop here.
+func load(cmd *cobra.Command, files []string) (validation.Result, error) {
+	res := validation.Load(files, cmd.InOrStdin())
+	for _, w := range res.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", validation.Format(w))
+	}
+	if len(res.Errors) > 0 {
+		for _, e := range res.Errors {
+			fmt.Fprintln(cmd.ErrOrStderr(), "error:", validation.Format(e))
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "nothing was applied: %d error(s)\n", len(res.Errors))
+		return res, exitError{errors.New("invalid input")}
+	}
+	if len(res.Docs) == 0 {
+		return res, fmt.Errorf("no objects found in %s", strings.Join(files, ", "))
+	}
+	return res, nil
+}
+
+// outgoing is one event the CLI is about to publish.
+type outgoing struct {
+	subject string
+	event   events.Event
+	key     events.ObjectKey
+	label   string
+}
+
+func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs []validation.Document, timeout time.Duration) error {
+	credentials := credentialSecrets(docs)
+	var msgs []outgoing
+	var key *sealing.Key
+	for _, d := range docs {
+		k := policyd.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+		if credentials[d.Namespace+"/"+d.Name] && d.Kind == "Secret" && d.APIVersion == "v1" {
+			if key == nil {
+				var err error
+				if key, err = fetchSealKey(ctx, bus); err != nil {
+					return err
+				}
+			}
+			s, err := sealSecret(d, key)
+			if err != nil {
+				return err
+			}
+			e, err := events.New(events.TypeSecretSealed, cliSource, k.String(), s)
+			if err != nil {
+				return err
+			}
+			msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name)})
+			continue
+		}
+		e, err := events.New(events.TypeObjectApplied, cliSource, k.String(), d.Object)
+		if err != nil {
+			return err
+		}
+		msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name)})
+	}
+	// Sealed secrets first, so a Cluster finds its credentials.
+	ordered := make([]outgoing, 0, len(msgs))
+	for _, pass := range []bool{true, false} {
+		for _, m := range msgs {
+			if (m.event.Type() == string(events.TypeSecretSealed)) == pass {
+				ordered = append(ordered, m)
+			}
+		}
+	}
+	return publishAndConfirm(ctx, out, errw, bus, ordered, timeout)
+}
+
+// publishAndConfirm publishes the events and waits for policyd's verdict on each.
+func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, msgs []outgoing, timeout time.Duration) error {
+	verdicts := make(chan natsbus.Message, len(msgs)*2+16)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watching := make(chan error, 1)
+	go func() {
+		watching <- bus.Watch(wctx, events.StreamPolicy, []string{events.AllObjects, events.AllRejected}, true, func(m natsbus.Message) {
+			select {
+			case verdicts <- m:
+			default:
+			}
+		})
+	}()
+	time.Sleep(50 * time.Millisecond) // let the watch subscribe before publishing
+	pending := map[string]outgoing{}
+	for _, m := range msgs {
+		if err := bus.Publish(ctx, m.subject, m.event); err != nil {
+			return err
+		}
+		pending[m.event.ID()] = m
+	}
+	failed := 0
+	deadline := time.After(timeout)
+	for len(pending) > 0 {
+		select {
+		case m := <-verdicts:
+			if m.Err != nil {
+				continue
+			}
+			o, ok := pending[events.CausationID(m.Event)]
+			if !ok {
+				continue
+			}
+			delete(pending, o.event.ID())
+			switch events.Type(m.Event.Type()) {
+			case events.TypeObjectRejected:
+				failed++
+				var r events.Rejection
+				_ = events.Decode(m.Event, &r)
+				for _, p := range r.Problems {
+					fmt.Fprintf(errw, "error: %s: %s\n", o.label, validation.Format(p))
+				}
+			case events.TypeObjectRemoved:
+				fmt.Fprintf(out, "%s deleted\n", o.label)
+			default:
+				var rec events.ObjectRecord
+				_ = events.Decode(m.Event, &rec)
+				fmt.Fprintf(out, "%s accepted (generation %d)\n", o.label, rec.Generation)
+			}
+		case err := <-watching:
+			if err != nil {
+				return err
+			}
+		case <-deadline:
+			for _, o := range pending {
+				fmt.Fprintf(errw, "%s queued: policyd has not confirmed within %s (is it running?)\n", o.label, timeout)
+			}
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if failed > 0 {
+		return exitError{fmt.Errorf("%d object(s) rejected", failed)}
+	}
+	return nil
+}
+
+func label(kind, apiVersion, name string) string {
+	group := ""
+	if i := strings.LastIndex(apiVersion, "/"); i > 0 {
+		group = "." + apiVersion[:i]
+	}
+	return strings.ToLower(kind) + group + "/" + name
+}
+
+// credentialSecrets names the Secrets that are cluster credentials: every
+// Secret in karmada-system and any Secret a Cluster's secretRef names.
+func credentialSecrets(docs []validation.Document) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range docs {
+		if d.Kind == "Secret" && d.Namespace == policyd.CredentialsNamespace {
+			out[d.Namespace+"/"+d.Name] = true
+		}
+		if d.Kind == policy.KindCluster {
+			spec, _ := d.Object["spec"].(map[string]any)
+			ref, _ := spec["secretRef"].(map[string]any)
+			if name, _ := ref["name"].(string); name != "" {
+				ns, _ := ref["namespace"].(string)
+				if ns == "" {
+					ns = policyd.CredentialsNamespace
+				}
+				out[ns+"/"+name] = true
+			}
+		}
+	}
+	return out
+}
+
+// fetchSealKey reads the credentials public key announced by healthd/executord.
+func fetchSealKey(ctx context.Context, bus *natsbus.Bus) (*sealing.Key, error) {
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.SealKeySubject)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(ms) - 1; i >= 0; i-- {
+		var k events.SealKey
+		if ms[i].Err == nil && events.Decode(ms[i].Event, &k) == nil && len(k.PublicKey) == 32 {
+			var pub [32]byte
+			copy(pub[:], k.PublicKey)
+			return &sealing.Key{ID: k.KeyID, Public: &pub}, nil
+		}
+	}
+	return nil, errors.New("no credentials key has been announced: start `flotilla up`, or healthd/executord, before registering clusters")
+}
+
+// sealSecret seals every value of a Secret document. A value that is a
+// kubeconfig has its relative file paths resolved against the document's
+// file and its files embedded first.
+func sealSecret(d validation.Document, key *sealing.Key) (events.SealedSecret, error) {
+	s := events.SealedSecret{Namespace: d.Namespace, Name: d.Name, KeyID: key.ID, Data: map[string][]byte{}}
+	values := map[string][]byte{}
+	if data, ok := d.Object["data"].(map[string]any); ok {
+		for k, v := range data {
+			str, _ := v.(string)
+			b, err := base64.StdEncoding.DecodeString(str)
+			if err != nil {
+				return s, fmt.Errorf("%s: document %d: data.%s: not base64: %w", d.File, d.Index, k, err)
+			}
+			values[k] = b
+		}
+	}
+	if data, ok := d.Object["stringData"].(map[string]any); ok {
+		for k, v := range data {
+			str, _ := v.(string)
+			values[k] = []byte(str)
+		}
+	}
+	base := "."
+	if d.File != "" && d.File != "-" {
+		base = filepath.Dir(d.File)
+	}
+	for k, v := range values {
+		if flat, err := flattenKubeconfig(v, base); err == nil {
+			v = flat
+		}
+		sealed, err := sealing.Seal(key.Public, v)
+		if err != nil {
+			return s, err
+		}
+		s.Data[k] = sealed
+	}
+	return s, nil
+}
+
+// flattenKubeconfig resolves relative paths against base, embeds referenced
+// files and keeps only the current context.
+func flattenKubeconfig(raw []byte, base string) ([]byte, error) {
+	cfg, err := clientcmd.Load(raw)
+	if err != nil || len(cfg.Clusters) == 0 {
+		return nil, errors.New("not a kubeconfig")
+	}
+	for _, c := range cfg.Clusters {
+		c.LocationOfOrigin = filepath.Join(base, "kubeconfig")
+	}
+	for _, a := range cfg.AuthInfos {
+		a.LocationOfOrigin = filepath.Join(base, "kubeconfig")
+	}
+	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
+		return nil, err
+	}
+	if err := clientcmdFlatten(cfg); err != nil {
+		return nil, err
+	}
+	return clientcmd.Write(*cfg)
+}
+
+func newDelete(g *globals) *cobra.Command {
+	var files []string
+	var namespace string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "delete (-f FILE|DIR|- | KIND/NAME [-n NS])",
+		Short: "Delete templates, policies or Cluster objects; deleted templates leave every member",
+		Example: "  flotilla delete -f ../shared/examples/seed000/my-app.yaml\n  flotilla delete deployment/my-app -n default\n" +
+			"  flotilla delete propagationpolicy/my-app-policy",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			var targets []deleteTarget
+			if len(files) > 0 {
+				res, err := load(cmd, files)
+				if err != nil {
+					return err
+				}
+				for _, d := range res.Docs {
+					targets = append(targets, deleteTarget{d.APIVersion, d.Kind, d.Namespace, d.Name})
+				}
+			}
+			bus, err := g.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer bus.Close()
+			for _, a := range args {
+				t, err := resolveRef(ctx, bus, a, namespace)
+				if err != nil {
+					return err
+				}
+				targets = append(targets, t)
+			}
+			if len(targets) == 0 {
+				return errors.New("name what to delete: -f FILE or KIND/NAME")
+			}
+			var msgs []outgoing
+			for _, t := range targets {
+				k := policyd.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
+				md := map[string]any{"name": t.name}
+				if t.namespace != "" {
+					md["namespace"] = t.namespace
+				}
+				e, err := events.New(events.TypeObjectDeleted, cliSource, k.String(), map[string]any{"apiVersion": t.apiVersion, "kind": t.kind, "metadata": md})
+				if err != nil {
+					return err
+				}
+				msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name)})
+			}
+			return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, msgs, timeout)
+		},
+	}
+	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of KIND/NAME")
+	c.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "how long to wait for policyd to confirm")
+	return c
+}
+
+type deleteTarget struct{ apiVersion, kind, namespace, name string }
+
+// resolveRef turns KIND/NAME into an object policyd knows, the kubectl way
+// (kind, plural or short name, case-insensitive).
+func resolveRef(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (deleteTarget, error) {
+	kind, name, ok := strings.Cut(ref, "/")
+	if !ok || name == "" {
+		return deleteTarget{}, fmt.Errorf("%q: want KIND/NAME, e.g. deployment/my-app", ref)
+	}
+	recs, err := objectRecords(ctx, bus)
+	if err != nil {
+		return deleteTarget{}, err
+	}
+	for _, r := range recs {
+		if kindMatches(kind, r.Key.Kind) && r.Key.Name == name && (r.Key.Namespace == namespace || r.Key.Namespace == "") {
+			return deleteTarget{r.APIVersion, r.Key.Kind, r.Key.Namespace, r.Key.Name}, nil
+		}
+	}
+	return deleteTarget{}, fmt.Errorf("%s not found in namespace %s", ref, namespace)
+}
+
+var shortNames = map[string]string{"pp": "propagationpolicy", "cpp": "clusterpropagationpolicy", "op": "overridepolicy", "cop": "clusteroverridepolicy",
+	"deploy": "deployment", "svc": "service", "cm": "configmap", "sts": "statefulset", "ds": "daemonset", "ns": "namespace", "pvc": "persistentvolumeclaim", "sa": "serviceaccount"}
+
+func kindMatches(arg, kind string) bool {
+	a, k := strings.ToLower(arg), strings.ToLower(kind)
+	if s, ok := shortNames[a]; ok {
+		a = s
+	}
+	if i := strings.Index(a, "."); i > 0 {
+		a = a[:i]
+	}
+	return a == k || a == k+"s" || a == k+"es" || (strings.HasSuffix(k, "y") && a == k[:len(k)-1]+"ies")
+}
+
+func newPublish(g *globals) *cobra.Command {
+	var file, subject string
+	c := &cobra.Command{
+		Use:   "publish -f event.json",
+		Short: "Publish CloudEvents (structured JSON) from an external system",
+		Long: `Publish one CloudEvent, or a JSON array of them, in CloudEvents structured
+JSON form. The event is sent in binary mode on the subject its type belongs
+to: io.flotilla.object.applied.v1 / deleted.v1 go to flotilla.input.<key of
+the object in data>, exactly as flotilla apply/delete would, and policyd
+treats them the same way (it validates them: a bad one is dead-lettered with
+the reason). --subject overrides the NATS subject.`,
+		Example: `  flotilla publish -f event.json   # {"specversion":"1.0","type":"io.flotilla.object.applied.v1","source":"/ci","id":"1","data":{...}}`,
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			raw, err := readFileOrStdin(cmd, file)
+			if err != nil {
+				return err
+			}
+			var list []json.RawMessage
+			if strings.HasPrefix(strings.TrimSpace(string(raw)), "[") {
+				if err := json.Unmarshal(raw, &list); err != nil {
+					return fmt.Errorf("%s: %w", file, err)
+				}
+			} else {
+				list = []json.RawMessage{raw}
+			}
+			bus, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer bus.Close()
+			for i, r := range list {
+				var e events.Event
+				if err := json.Unmarshal(r, &e); err != nil {
+					return fmt.Errorf("%s: event %d: not a CloudEvent in structured JSON: %w", file, i+1, err)
+				}
+				if err := e.Validate(); err != nil {
+					return fmt.Errorf("%s: event %d: %w", file, i+1, err)
+				}
+				subj := subject
+				if subj == "" {
+					subj = inputSubjectFor(e)
+				}
+				if err := bus.Publish(cmd.Context(), subj, e); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "published %s %s on %s\n", e.Type(), e.ID(), subj)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&file, "filename", "f", "", "event file (JSON), or - for stdin")
+	c.Flags().StringVar(&subject, "subject", "", "NATS subject (default: derived from the event)")
+	_ = c.MarkFlagRequired("filename")
+	return c
+}
+
+// inputSubjectFor derives the input subject from the object in the event's data.
+func inputSubjectFor(e events.Event) string {
+	var obj struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(e.Data(), &obj)
+	if obj.Kind == "" || obj.Metadata.Name == "" {
+		return events.InputSubject(events.ObjectKey{Kind: "Event", Name: e.ID()})
+	}
+	ns := obj.Metadata.Namespace
+	if ns == "" && policyd.RoleOf(obj.APIVersion, obj.Kind, "") == events.RoleTemplate && obj.Kind != "Namespace" {
+		ns = "default"
+	}
+	return events.InputSubject(policyd.KeyOf(obj.APIVersion, obj.Kind, ns, obj.Metadata.Name))
+}
+
+func readFileOrStdin(cmd *cobra.Command, file string) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(cmd.InOrStdin())
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/rest"
+
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/executord"
+	"github.com/flotilla-io/flotilla/healthd"
+	"github.com/flotilla-io/flotilla/internal/member"
+	"github.com/flotilla-io/flotilla/internal/observe"
+	"github.com/flotilla-io/flotilla/policyd"
+	"github.com/flotilla-io/flotilla/schedulerd"
+)
+
+// daemonFlags are the settings of the four daemons.
+type daemonFlags struct {
+	instance       string
+	metricsAddr    string
+	credentialsKey string
+	health         healthd.Config
+	exec           executord.Config
+}
+
+func defaultCredentialsKey() string {
+	if v := os.Getenv("FLOTILLA_CREDENTIALS_KEY"); v != "" {
+		return v
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		dir = "."
+	}
+	return filepath.Join(dir, "flotilla", "credentials.key")
+}
+
+func (f *daemonFlags) register(c *cobra.Command, which string, defaultMetrics string) {
+	f.health, f.exec = healthd.DefaultConfig(), executord.DefaultConfig()
+	c.Flags().StringVar(&f.instance, "instance", "0", "instance name, used in event sources (/<daemon>/<instance>)")
+	c.Flags().StringVar(&f.metricsAddr, "metrics-addr", defaultMetrics, "address of /metrics, /healthz and /readyz (empty: off)")
+	if which == "healthd" || which == "executord" || which == "up" {
+		c.Flags().StringVar(&f.credentialsKey, "credentials-key", "", "credentials key file (created if missing); kubeconfigs on the bus are sealed to it (default: <data-dir>/credentials.key under up, else "+defaultCredentialsKey()+")")
+	}
+	if which == "healthd" || which == "up" {
+		c.Flags().DurationVar(&f.health.ProbeInterval, "probe-interval", f.health.ProbeInterval, "how often each member's /readyz is probed")
+		c.Flags().DurationVar(&f.health.ProbeTimeout, "probe-timeout", f.health.ProbeTimeout, "deadline of one probe")
+		c.Flags().IntVar(&f.health.FailureThreshold, "failure-threshold", f.health.FailureThreshold, "failed probes in a row before a member is NotReady/Unreachable")
+		c.Flags().IntVar(&f.health.SuccessThreshold, "success-threshold", f.health.SuccessThreshold, "good probes in a row before a NotReady member is Ready again")
+		c.Flags().DurationVar(&f.health.CapacityInterval, "capacity-interval", f.health.CapacityInterval, "how often member Nodes and Pods are read for capacity")
+	}
+	if which == "executord" || which == "up" {
+		c.Flags().Float32Var(&f.exec.KubeAPIQPS, "kube-api-qps", f.exec.KubeAPIQPS, "queries per second to each member API server")
+		c.Flags().IntVar(&f.exec.KubeAPIBurst, "kube-api-burst", f.exec.KubeAPIBurst, "burst of requests to each member API server")
+		c.Flags().DurationVar(&f.exec.ResyncInterval, "resync-interval", f.exec.ResyncInterval, "how often member objects are read back (status, drift)")
+	}
+	if which == "executord" {
+		c.Flags().StringVar(&f.exec.Cluster, "cluster", "", "pull mode: serve only this member cluster")
+		c.Flags().StringVar(&f.exec.Kubeconfig, "kubeconfig", "", "pull mode: the member's kubeconfig (default: in-cluster credentials)")
+	}
+}
+
+var daemonDocs = map[string]string{
+	"policyd":    "Validate applied objects, match templates to policies, publish bindings",
+	"schedulerd": "Place bindings on member clusters and explain every decision",
+	"healthd":    "Probe member clusters and report health and capacity",
+	"executord":  "Apply placed objects to member clusters and report their status",
+}
+
+var defaultMetricsAddr = map[string]string{"up": "127.0.0.1:9100", "policyd": "127.0.0.1:9101", "schedulerd": "127.0.0.1:9102", "executord": "127.0.0.1:9103", "healthd": "127.0.0.1:9104"}
+
+func newDaemonCmd(g *globals, name string) *cobra.Command {
+	f := &daemonFlags{}
+	c := &cobra.Command{
+		Use:   name,
+		Short: daemonDocs[name],
+		Long: daemonDocs[name] + `, as its own process against the NATS at --nats-url.
+A daemon killed and restarted resumes where it stopped: its durable consumer
+keeps its position and it rebuilds its state from the streams.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			defer log.Sync()
+			if f.credentialsKey == "" {
+				f.credentialsKey = defaultCredentialsKey()
+			}
+			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr)
+			if err != nil {
+				return err
+			}
+			defer rt.bus.Close()
+			run, err := buildDaemon(name, f, rt)
+			if err != nil {
+				return err
+			}
+			return rt.serve(cmd.Context(), run)
+		},
+	}
+	f.register(c, name, defaultMetricsAddr[name])
+	return c
+}
+
+// runtime is what every daemon process shares: bus, logger, metrics, health.
+type runtime struct {
+	bus         *natsbus.Bus
+	log         *zap.Logger
+	reg         *prometheus.Registry
+	health      *observe.Health
+	metricsAddr string
+}
+
+func newRuntime(ctx context.Context, g *globals, log *zap.Logger, metricsAddr string) (*runtime, error) {
+	reg := observe.NewRegistry()
+	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: natsbus.NewMetrics(reg)})
+	if err != nil {
+		return nil, err
+	}
+	h := observe.NewHealth()
+	h.Add("nats", func() error {
+		if !bus.Connected() {
+			return fmt.Errorf("not connected")
+		}
+		return nil
+	})
+	return &runtime{bus: bus, log: log, reg: reg, health: h, metricsAddr: metricsAddr}, nil
+}
+
+// serve runs the daemons and the HTTP endpoints until ctx is done or one fails.
+func (rt *runtime) serve(ctx context.Context, runs ...func(context.Context) error) error {
+	grp, ctx := errgroup.WithContext(ctx)
+	grp.Go(func() error { return observe.Serve(ctx, rt.metricsAddr, rt.reg, rt.health, rt.log) })
+	for _, run := range runs {
+		grp.Go(func() error { return run(ctx) })
+	}
+	err := grp.Wait()
+	if ctx.Err() != nil && err == context.Canceled {
+		return nil
+	}
+	return err
+}
+
+func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context) error, error) {
+	switch name {
+	case "policyd":
+		cfg := policyd.DefaultConfig()
+		cfg.Instance = f.instance
+		d, err := policyd.New(cfg, policyd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health})
+		if err != nil {
+			return nil, err
+		}
+		return d.Run, nil
+	case "schedulerd":
+		cfg := schedulerd.DefaultConfig()
+		cfg.Instance = f.instance
+		d, err := schedulerd.New(cfg, schedulerd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg})
+		if err != nil {
+			return nil, err
+		}
+		return d.Run, nil
+	case "healthd":
+		cfg := f.health
+		cfg.Instance, cfg.CredentialsKey = f.instance, f.credentialsKey
+		d, err := healthd.New(cfg, healthd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg})
+		if err != nil {
+			return nil, err
+		}
+		return d.Run, nil
+	case "executord":
+		cfg := f.exec
+		cfg.Instance, cfg.CredentialsKey = f.instance, f.credentialsKey
+		deps := executord.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg}
+		if cfg.PullMode() {
+			var rc *rest.Config
+			var err error
+			if cfg.Kubeconfig != "" {
+				raw, rerr := os.ReadFile(cfg.Kubeconfig)
+				if rerr != nil {
+					return nil, fmt.Errorf("--kubeconfig: %w", rerr)
+				}
+				rc, err = member.FromKubeconfig(raw, cfg.KubeAPIQPS, cfg.KubeAPIBurst)
+			} else {
+				rc, err = rest.InClusterConfig()
+			}
+			if err != nil {
+				return nil, err
+			}
+			deps.PullConfig = rc
+		}
+		d, err := executord.New(cfg, deps)
+		if err != nil {
+			return nil, err
+		}
+		return d.Run, nil
+	}
+	return nil, fmt.Errorf("unknown daemon %s", name)
+}
+
+func newUp(g *globals) *cobra.Command {
+	f := &daemonFlags{}
+	var dataDir, listen string
+	c := &cobra.Command{
+		Use:   "up",
+		Short: "Run everything in one process: embedded NATS JetStream and all four daemons",
+		Long: `Run an embedded nats-server (JetStream file storage under --data-dir) and
+policyd, schedulerd, healthd and executord in one process. Client commands
+then work with no flags: flotilla join|apply|get|delete.
+
+With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
+		Example: "  flotilla up --data-dir ./.flotilla &\n  flotilla join cluster1 --cluster-kubeconfig .sandbox/cluster1.kubeconfig",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			start := time.Now()
+			log, err := g.logger()
+			if err != nil {
+				return err
+			}
+			defer log.Sync()
+			if err := os.MkdirAll(dataDir, 0o700); err != nil {
+				return fmt.Errorf("--data-dir: %w", err)
+			}
+			if !cmd.Flags().Changed("nats-url") {
+				srv, err := natsbus.StartEmbedded(listen, filepath.Join(dataDir, "jetstream"))
+				if err != nil {
+					return err
+				}
+				defer srv.Shutdown()
+				g.natsURL = srv.URL()
+			}
+			if f.credentialsKey == "" {
+				f.credentialsKey = filepath.Join(dataDir, "credentials.key")
+			}
+			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr)
+			if err != nil {
+				return err
+			}
+			defer rt.bus.Close()
+			if err := rt.bus.EnsureStreams(cmd.Context()); err != nil {
+				return err
+			}
+			var runs []func(context.Context) error
+			for _, name := range []string{"policyd", "schedulerd", "healthd", "executord"} {
+				run, err := buildDaemon(name, f, rt)
+				if err != nil {
+					return fmt.Errorf("%s: %w", name, err)
+				}
+				runs = append(runs, run)
+			}
+			log.Info("flotilla up", zap.String("nats_url", g.natsURL), zap.String("data_dir", dataDir), zap.Duration("started_in", time.Since(start)))
+			fmt.Fprintf(os.Stderr, "flotilla up: ready in %s, NATS %s, data in %s\n", time.Since(start).Round(time.Millisecond), g.natsURL, dataDir)
+			return rt.serve(cmd.Context(), runs...)
+		},
+	}
+	c.Flags().StringVar(&dataDir, "data-dir", "./.flotilla", "where JetStream and the credentials key live")
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server")
+	f.register(c, "up", defaultMetricsAddr["up"])
+	return c
+}

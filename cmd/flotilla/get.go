@@ -1,0 +1,384 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+type listFlags struct {
+	namespace string
+	all       bool
+	output    string
+}
+
+func (l *listFlags) register(c *cobra.Command) {
+	c.Flags().StringVarP(&l.namespace, "namespace", "n", "default", "namespace")
+	c.Flags().BoolVarP(&l.all, "all-namespaces", "A", false, "all namespaces")
+	c.Flags().StringVarP(&l.output, "output", "o", "", "output format: wide, json or yaml")
+}
+
+func (l *listFlags) wants(ns string) bool { return l.all || ns == "" || ns == l.namespace }
+
+func newGet(g *globals) *cobra.Command {
+	l := &listFlags{}
+	c := &cobra.Command{
+		Use:   "get clusters|policies|work|placements",
+		Short: "List member clusters, policies, work or placements",
+		Long: `List what Flotilla knows, read from the streams:
+  clusters     member clusters: readiness and capacity (healthd)
+  policies     propagation and override policies (policyd)
+  work         one row per template and cluster: Pending, Applied, Progressing, Running, Failed, Deleting (executord)
+  placements   where each template is placed and why (schedulerd)`,
+		Example:   "  flotilla get work\n  flotilla get placements -A -o wide\n  flotilla get clusters -o yaml",
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: []string{"clusters", "policies", "work", "placements"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch l.output {
+			case "", "wide", "json", "yaml":
+			default:
+				return fmt.Errorf("-o %q: want wide, json or yaml", l.output)
+			}
+			ctx := cmd.Context()
+			bus, err := g.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer bus.Close()
+			out := cmd.OutOrStdout()
+			switch strings.ToLower(args[0]) {
+			case "clusters", "cluster":
+				return getClusters(ctx, out, bus, l)
+			case "policies", "policy", "propagationpolicies", "pp", "overridepolicies", "op":
+				return getPolicies(ctx, out, bus, l)
+			case "work", "works":
+				return getWork(ctx, out, bus, l)
+			case "placements", "placement":
+				return getPlacements(ctx, out, bus, l)
+			}
+			return fmt.Errorf("unknown resource %q: want clusters, policies, work or placements", args[0])
+		},
+	}
+	l.register(c)
+	return c
+}
+
+// printStructured prints items as JSON or YAML; it reports whether it did.
+func printStructured(out io.Writer, format string, items any) (bool, error) {
+	switch format {
+	case "json":
+		b, err := json.MarshalIndent(map[string]any{"items": items}, "", "  ")
+		if err != nil {
+			return true, err
+		}
+		_, err = fmt.Fprintln(out, string(b))
+		return true, err
+	case "yaml":
+		b, err := yaml.Marshal(map[string]any{"items": items})
+		if err != nil {
+			return true, err
+		}
+		_, err = out.Write(b)
+		return true, err
+	}
+	return false, nil
+}
+
+func table(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 3, ' ', 0) }
+
+// age renders a duration the way kubectl does.
+func age(t time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	d := time.Since(t)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// clusterView joins a registration with its health and capacity.
+type clusterView struct {
+	Registration events.ClusterRegistration `json:"registration"`
+	Health       *events.ClusterHealth      `json:"health,omitempty"`
+	Capacity     *events.ClusterCapacity    `json:"capacity,omitempty"`
+	JoinedAt     time.Time                  `json:"joinedAt"`
+}
+
+func clusterViews(ctx context.Context, bus *natsbus.Bus) ([]clusterView, error) {
+	regs, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]*clusterView{}
+	var names []string
+	for _, m := range regs {
+		var r events.ClusterRegistration
+		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeClusterRegistered || events.Decode(m.Event, &r) != nil {
+			continue
+		}
+		r.Credentials = nil
+		byName[r.Name] = &clusterView{Registration: r, JoinedAt: m.Time}
+		names = append(names, r.Name)
+	}
+	hs, err := bus.LatestPerSubject(ctx, events.StreamHealth, events.AllHealth, events.AllCapacity)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range hs {
+		if m.Err != nil {
+			continue
+		}
+		switch events.Type(m.Event.Type()) {
+		case events.TypeClusterHealthChanged:
+			var h events.ClusterHealth
+			if events.Decode(m.Event, &h) == nil && byName[h.Cluster] != nil {
+				byName[h.Cluster].Health = &h
+			}
+		case events.TypeClusterCapacityReported:
+			var c events.ClusterCapacity
+			if events.Decode(m.Event, &c) == nil && byName[c.Cluster] != nil {
+				c.APIEnablements = nil
+				byName[c.Cluster].Capacity = &c
+			}
+		}
+	}
+	sort.Strings(names)
+	out := make([]clusterView, 0, len(names))
+	for _, n := range names {
+		out = append(out, *byName[n])
+	}
+	return out, nil
+}
+
+func getClusters(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
+	views, err := clusterViews(ctx, bus)
+	if err != nil {
+		return err
+	}
+	if ok, err := printStructured(out, l.output, views); ok {
+		return err
+	}
+	w := table(out)
+	fmt.Fprint(w, "NAME\tVERSION\tMODE\tREADY\tAGE")
+	if l.output == "wide" {
+		fmt.Fprint(w, "\tSTATE\tPROVIDER\tREGION\tNODES\tCPU(ALLOC/USED)\tMEMORY(ALLOC/USED)\tLABELS")
+	}
+	fmt.Fprintln(w)
+	for _, v := range views {
+		ready, state, version, nodes, cpu, mem := "Unknown", "Unknown", "", "", "", ""
+		if v.Health != nil {
+			ready, state = map[bool]string{true: "True", false: "False"}[v.Health.Ready], v.Health.State
+		}
+		if c := v.Capacity; c != nil {
+			version, nodes = c.KubernetesVersion, fmt.Sprintf("%d/%d", c.ReadyNodes, c.Nodes)
+			cpu = fmt.Sprintf("%s/%s", c.Allocatable.Cpu(), c.Allocated.Cpu())
+			mem = fmt.Sprintf("%s/%s", c.Allocatable.Memory(), c.Allocated.Memory())
+		}
+		mode := v.Registration.Spec.SyncMode
+		if mode == "" {
+			mode = "Push"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s", v.Registration.Name, version, mode, ready, age(v.JoinedAt))
+		if l.output == "wide" {
+			fmt.Fprintf(w, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s", state, v.Registration.Spec.Provider, v.Registration.Spec.Region, nodes, cpu, mem, labelString(v.Registration.Labels))
+		}
+		fmt.Fprintln(w)
+	}
+	return w.Flush()
+}
+
+func labelString(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+"="+m[k])
+	}
+	if len(parts) == 0 {
+		return "<none>"
+	}
+	return strings.Join(parts, ",")
+}
+
+// objectRecords reads policyd's accepted objects.
+func objectRecords(ctx context.Context, bus *natsbus.Bus) ([]events.ObjectRecord, error) {
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllObjects)
+	if err != nil {
+		return nil, err
+	}
+	var out []events.ObjectRecord
+	for _, m := range ms {
+		var r events.ObjectRecord
+		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeObjectAccepted || events.Decode(m.Event, &r) != nil {
+			continue
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
+	return out, nil
+}
+
+func getPolicies(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
+	recs, err := objectRecords(ctx, bus)
+	if err != nil {
+		return err
+	}
+	var items []events.ObjectRecord
+	for _, r := range recs {
+		if (r.Role == events.RolePolicy || r.Role == events.RoleOverride) && l.wants(r.Key.Namespace) {
+			items = append(items, r)
+		}
+	}
+	if ok, err := printStructured(out, l.output, items); ok {
+		return err
+	}
+	w := table(out)
+	fmt.Fprintln(w, "NAMESPACE\tNAME\tKIND\tGENERATION\tAGE")
+	for _, r := range items {
+		ns := r.Key.Namespace
+		if ns == "" {
+			ns = "<cluster>"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", ns, r.Key.Name, r.Key.Kind, r.Generation, age(r.UpdatedAt))
+	}
+	return w.Flush()
+}
+
+// workRow is one template in one member.
+type workRow struct {
+	events.WorkStatus
+}
+
+func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
+	ms, err := bus.LatestPerSubject(ctx, events.StreamWork, events.AllWork)
+	if err != nil {
+		return err
+	}
+	var items []events.WorkStatus
+	for _, m := range ms {
+		var s events.WorkStatus
+		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeWorkStatusChanged || events.Decode(m.Event, &s) != nil {
+			continue
+		}
+		if l.wants(s.Key.Namespace) {
+			items = append(items, s)
+		}
+	}
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].Key.String() != items[j].Key.String() {
+			return items[i].Key.String() < items[j].Key.String()
+		}
+		return items[i].Cluster < items[j].Cluster
+	})
+	if ok, err := printStructured(out, l.output, items); ok {
+		return err
+	}
+	w := table(out)
+	if l.all {
+		fmt.Fprint(w, "NAMESPACE\t")
+	}
+	fmt.Fprint(w, "NAME\tCLUSTER\tSTATUS\tAGE")
+	if l.output == "wide" {
+		fmt.Fprint(w, "\tKIND\tREADY\tGENERATION\tOVERRIDES\tMESSAGE")
+	}
+	fmt.Fprintln(w)
+	for _, s := range items {
+		if l.all {
+			fmt.Fprintf(w, "%s\t", s.Key.Namespace)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s", s.Key.Name, s.Cluster, s.Phase, age(s.CreatedAt))
+		if l.output == "wide" {
+			ready := "-"
+			if s.Replicas > 0 {
+				ready = fmt.Sprintf("%d/%d", s.ReadyReplicas, s.Replicas)
+			}
+			fmt.Fprintf(w, "\t%s\t%s\t%d\t%s\t%s", s.Key.Kind, ready, s.Generation, strings.Join(s.AppliedOverrides, ","), s.Message)
+		}
+		fmt.Fprintln(w)
+	}
+	return w.Flush()
+}
+
+func placements(ctx context.Context, bus *natsbus.Bus, l *listFlags) ([]events.PlacementDecision, error) {
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements)
+	if err != nil {
+		return nil, err
+	}
+	var items []events.PlacementDecision
+	for _, m := range ms {
+		var p events.PlacementDecision
+		if m.Err != nil || events.Type(m.Event.Type()) != events.TypePlacementDecided || events.Decode(m.Event, &p) != nil {
+			continue
+		}
+		if l.wants(p.Key.Namespace) {
+			p.Binding = nil
+			items = append(items, p)
+		}
+	}
+	return items, nil
+}
+
+func getPlacements(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
+	items, err := placements(ctx, bus, l)
+	if err != nil {
+		return err
+	}
+	if ok, err := printStructured(out, l.output, items); ok {
+		return err
+	}
+	w := table(out)
+	printPlacementHeader(w, l)
+	for _, p := range items {
+		printPlacementRow(w, l, p)
+	}
+	return w.Flush()
+}
+
+func printPlacementHeader(w io.Writer, l *listFlags) {
+	fmt.Fprint(w, "NAMESPACE\tNAME\tKIND\tSCHEDULED\tCLUSTERS\tAGE")
+	if l.output == "wide" {
+		fmt.Fprint(w, "\tSTRATEGY\tGENERATION\tREASON")
+	}
+	fmt.Fprintln(w)
+}
+
+func printPlacementRow(w io.Writer, l *listFlags, p events.PlacementDecision) {
+	var cs []string
+	for _, c := range p.Clusters {
+		cs = append(cs, fmt.Sprintf("%s:%d", c.Name, c.Replicas))
+	}
+	clusters := strings.Join(cs, ",")
+	if clusters == "" {
+		clusters = "<none>"
+	}
+	fmt.Fprintf(w, "%s\t%s\t%s\t%t\t%s\t%s", p.Key.Namespace, p.Key.Name, p.Key.Kind, p.Scheduled, clusters, age(p.DecidedAt))
+	if l.output == "wide" {
+		reason := p.Error
+		if reason == "" {
+			reason = p.Division
+		}
+		fmt.Fprintf(w, "\t%s\t%d\t%s", p.Strategy, p.Generation, reason)
+	}
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/policyd"
+)
+
+func newJoin(g *globals) *cobra.Command {
+	var clusterKubeconfig, kubeconfig, labels, provider, region string
+	var zones []string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "join NAME --cluster-kubeconfig FILE",
+		Short: "Register a member cluster (karmadactl join)",
+		Long: `Register a member cluster. The kubeconfig is flattened (relative paths
+resolved, files embedded, current context only) and sealed to the credentials
+key before it leaves this process; only healthd and executord can open it.
+
+--kubeconfig FILE alone means the same as --cluster-kubeconfig FILE. Given
+both, --kubeconfig names Karmada's control plane, which Flotilla does not
+have: it is ignored with a note.`,
+		Example: "  flotilla join cluster1 --cluster-kubeconfig .sandbox/cluster1.kubeconfig --labels region=beijing --region cn-north",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			file := clusterKubeconfig
+			switch {
+			case file == "" && kubeconfig == "":
+				return errors.New("--cluster-kubeconfig FILE is required")
+			case file == "":
+				file = kubeconfig
+			case kubeconfig != "":
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: --kubeconfig %s names Karmada's control plane; Flotilla has none, so it is ignored\n", kubeconfig)
+			}
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				return fmt.Errorf("--cluster-kubeconfig: %w", err)
+			}
+			abs, _ := filepath.Abs(file)
+			flat, err := flattenKubeconfig(raw, filepath.Dir(abs))
+			if err != nil {
+				return fmt.Errorf("--cluster-kubeconfig %s: %w", file, err)
+			}
+			cfg, _ := clientcmd.Load(flat)
+			endpoint := ""
+			if ctx, ok := cfg.Contexts[cfg.CurrentContext]; ok {
+				if cl, ok := cfg.Clusters[ctx.Cluster]; ok {
+					endpoint = cl.Server
+				}
+			}
+			lbls := map[string]string{}
+			if labels != "" {
+				for _, kv := range strings.Split(labels, ",") {
+					k, v, ok := strings.Cut(kv, "=")
+					if !ok || k == "" {
+						return fmt.Errorf("--labels %q: want k=v,k2=v2", labels)
+					}
+					lbls[k] = v
+				}
+			}
+			ctx := cmd.Context()
+			bus, err := g.connect(ctx)
+			if err != nil {
+				return err
+			}
+			defer bus.Close()
+			key, err := fetchSealKey(ctx, bus)
+			if err != nil {
+				return err
+			}
+			sealed, err := sealing.Seal(key.Public, flat)
+			if err != nil {
+				return err
+			}
+			secretName := name + "-kubeconfig"
+			secret := events.SealedSecret{Namespace: policyd.CredentialsNamespace, Name: secretName, KeyID: key.ID, Data: map[string][]byte{"kubeconfig": sealed}}
+			sk := events.ObjectKey{Kind: "Secret", Namespace: policyd.CredentialsNamespace, Name: secretName}
+			se, err := events.New(events.TypeSecretSealed, cliSource, sk.String(), secret)
+			if err != nil {
+				return err
+			}
+			cl := policy.Cluster{Spec: policy.ClusterSpec{APIEndpoint: endpoint, SyncMode: "Push", Provider: provider, Region: region, Zones: zones,
+				SecretRef: &policy.LocalSecretRef{Namespace: policyd.CredentialsNamespace, Name: secretName}}}
+			cl.APIVersion, cl.Kind, cl.Name = policy.ClusterAPIVersion, policy.KindCluster, name
+			if len(lbls) > 0 {
+				cl.Labels = lbls
+			}
+			obj, err := toMap(cl)
+			if err != nil {
+				return err
+			}
+			delete(obj, "status")
+			md, _ := obj["metadata"].(map[string]any)
+			delete(md, "creationTimestamp")
+			ck := events.ObjectKey{Group: "cluster.karmada.io", Kind: policy.KindCluster, Name: name}
+			ce, err := events.New(events.TypeObjectApplied, cliSource, ck.String(), obj)
+			if err != nil {
+				return err
+			}
+			return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, []outgoing{
+				{events.InputSubject(sk), se, sk, "secret/" + secretName},
+				{events.InputSubject(ck), ce, ck, "cluster.cluster.karmada.io/" + name},
+			}, timeout)
+		},
+	}
+	c.Flags().StringVar(&clusterKubeconfig, "cluster-kubeconfig", "", "kubeconfig of the member cluster")
+	c.Flags().StringVar(&kubeconfig, "kubeconfig", "", "alone: same as --cluster-kubeconfig; with it: Karmada's control plane (ignored)")
+	c.Flags().StringVar(&labels, "labels", "", "cluster labels, k=v,k2=v2")
+	c.Flags().StringVar(&provider, "provider", "", "spec.provider")
+	c.Flags().StringVar(&region, "region", "", "spec.region")
+	c.Flags().StringArrayVar(&zones, "zone", nil, "spec.zones entry; repeatable")
+	c.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "how long to wait for policyd to confirm")
+	return c
+}
+
+func toMap(v any) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	return m, json.Unmarshal(b, &m)
+}

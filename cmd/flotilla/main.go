@@ -1,0 +1,84 @@
+// Command flotilla is Flotilla's one binary: the four daemons, `up` (all of
+// them with an embedded NATS), and the client verbs users drive it with.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/internal/observe"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	natsURL   string
+	logLevel  string
+	logFormat string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRoot()
+	if err := root.ExecuteContext(ctx); err != nil {
+		var exit exitError
+		if !errors.As(err, &exit) {
+			fmt.Fprintln(os.Stderr, "error:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// exitError is an error already reported to the user.
+type exitError struct{ error }
+
+func newRoot() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "flotilla",
+		Short: "Flotilla: Karmada's policy language, scheduled by event-driven daemons on NATS JetStream",
+		Long: `Flotilla places Kubernetes workloads on member clusters with Karmada's
+PropagationPolicy / OverridePolicy / Cluster objects, but without a central API
+server: policyd, schedulerd, healthd and executord talk only through NATS
+JetStream, every message a CloudEvent.
+
+Start everything locally:   flotilla up --data-dir ./.flotilla
+Register a member cluster:  flotilla join cluster1 --cluster-kubeconfig cluster1.kubeconfig
+Propagate workloads:        flotilla apply -f ../shared/examples/seed000/
+See where they run:         flotilla get work`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	defURL := os.Getenv("FLOTILLA_NATS_URL")
+	if defURL == "" {
+		defURL = natsbus.DefaultURL
+	}
+	root.PersistentFlags().StringVar(&g.natsURL, "nats-url", defURL, "NATS server URL (env FLOTILLA_NATS_URL)")
+	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format: json or console (default: console on a terminal, json otherwise)")
+	root.AddGroup(&cobra.Group{ID: "daemons", Title: "Daemons:"}, &cobra.Group{ID: "client", Title: "Client commands:"})
+	for _, c := range []*cobra.Command{newUp(g), newDaemonCmd(g, "policyd"), newDaemonCmd(g, "schedulerd"), newDaemonCmd(g, "healthd"), newDaemonCmd(g, "executord")} {
+		c.GroupID = "daemons"
+		root.AddCommand(c)
+	}
+	for _, c := range []*cobra.Command{newJoin(g), newApply(g), newDelete(g), newGet(g), newDescribe(g), newWatch(g), newReplay(g), newPublish(g)} {
+		c.GroupID = "client"
+		root.AddCommand(c)
+	}
+	return root
+}
+
+func (g *globals) logger() (*zap.Logger, error) { return observe.NewLogger(g.logLevel, g.logFormat) }
+
+// connect opens a client connection to the bus.
+func (g *globals) connect(ctx context.Context) (*natsbus.Bus, error) {
+	return natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla-cli"})
+}
