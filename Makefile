@@ -1,0 +1,49 @@
+# Flotilla. The two commands: `make demo` (the seed scenario on the embedded
+# default with sandbox member clusters) and `make test` (every test, e2e included).
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/flotilla
+export GOFLAGS ?= -mod=mod
+
+include deploy/sandbox/sandbox.mk
+
+.PHONY: all build test unit e2e demo demo-down bench lint tools fmt
+
+all: build
+
+## tools: install what a fresh machine lacks (jq, curl, openssl for the sandbox)
+tools:
+	@missing=""; for t in jq curl openssl flock setsid; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; apt-get update -qq && apt-get install -y -qq jq curl openssl util-linux >/dev/null; fi
+
+## build: the flotilla binary (static)
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/flotilla
+
+## test: every test: unit tests and the e2e suite against real sandbox apiservers
+test: tools build clusters
+	FLOTILLA_E2E=1 FLOTILLA_SANDBOX=$(CURDIR)/.sandbox FLOTILLA_BIN=$(CURDIR)/$(BIN) \
+		$(GO) test -count=1 -timeout 30m ./...
+
+## unit: the tests that need no member clusters (the e2e package skips)
+unit:
+	$(GO) test -count=1 ./...
+
+## demo: sandbox clusters + flotilla up + seed 000 placed, shown in get work and in the members
+demo: tools build clusters
+	bash deploy/demo.sh
+
+demo-down:
+	-pkill -f "$(BIN) up --data-dir $(CURDIR)/.flotilla" ; true
+
+## bench: scheduler and renderer benchmarks
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./schedulerd/... ./executord/render/...
+
+## lint: gofmt, go vet
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
