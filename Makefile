@@ -3,7 +3,6 @@
 SHELL := /bin/bash
 GO ?= go
 BIN := bin/flotilla
-export GOFLAGS ?= -mod=mod
 
 include deploy/sandbox/sandbox.mk
 

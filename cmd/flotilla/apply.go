@@ -233,17 +233,29 @@ func credentialSecrets(docs []validation.Document) map[string]bool {
 }
 
 // fetchSealKey reads the credentials public key announced by healthd/executord.
+// It waits a little for daemons that are still starting.
 func fetchSealKey(ctx context.Context, bus *natsbus.Bus) (*sealing.Key, error) {
-	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.SealKeySubject)
-	if err != nil {
-		return nil, err
-	}
-	for i := len(ms) - 1; i >= 0; i-- {
-		var k events.SealKey
-		if ms[i].Err == nil && events.Decode(ms[i].Event, &k) == nil && len(k.PublicKey) == 32 {
-			var pub [32]byte
-			copy(pub[:], k.PublicKey)
-			return &sealing.Key{ID: k.KeyID, Public: &pub}, nil
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.SealKeySubject)
+		if err != nil && !errors.Is(err, natsbus.ErrStreamMissing) {
+			return nil, err
+		}
+		for i := len(ms) - 1; i >= 0; i-- {
+			var k events.SealKey
+			if ms[i].Err == nil && events.Decode(ms[i].Event, &k) == nil && len(k.PublicKey) == 32 {
+				var pub [32]byte
+				copy(pub[:], k.PublicKey)
+				return &sealing.Key{ID: k.KeyID, Public: &pub}, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
 		}
 	}
 	return nil, errors.New("no credentials key has been announced: start `flotilla up`, or healthd/executord, before registering clusters")

@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const seed000 = "../../../shared/examples/seed000"
+
+// TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries is seed 000 end to
+// end: three members, my-app Deployment + Service, weights 3:2:1, a registry
+// per cluster; scaling follows; deleting the template empties the members.
+func TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries(t *testing.T) {
+	s := newSystem(t)
+	s.cleanMembers("default", []string{"my-app"}, []string{"my-app"})
+	s.startAll()
+	s.joinAll()
+	s.mustCLI("apply", "-f", filepath.Join(seed000, "my-app.yaml"), "-f", filepath.Join(seed000, "propagation-policy.yaml"), "-f", filepath.Join(seed000, "override-policy.yaml"))
+
+	wantImage := map[string]string{"cluster1": "registry.beijing.example.com/nginx:1.25.3", "cluster2": "registry.shanghai.example.com/nginx:1.25.3", "cluster3": "nginx:1.25.3"}
+	s.expectReplicas(map[string]int32{"cluster1": 3, "cluster2": 2, "cluster3": 1}, wantImage)
+	ctx := context.Background()
+	for _, m := range members {
+		if _, err := s.member(m).CoreV1().Services("default").Get(ctx, "my-app", metav1.GetOptions{}); err != nil {
+			t.Errorf("service my-app in %s: %v", m, err)
+		}
+	}
+	eventually(t, 60*time.Second, "get work shows Running in all three", func() error {
+		out := s.mustCLI("get", "work")
+		if n := strings.Count(out, "Running"); n < 3 {
+			return fmt.Errorf("%d Running rows:\n%s", n, out)
+		}
+		return nil
+	})
+
+	// Scale the template to 12: the members follow 6/4/2.
+	raw, err := os.ReadFile(filepath.Join(seed000, "my-app.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled := filepath.Join(s.dir, "my-app-12.yaml")
+	if err := os.WriteFile(scaled, []byte(strings.Replace(string(raw), "replicas: 6", "replicas: 12", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.mustCLI("apply", "-f", scaled)
+	s.expectReplicas(map[string]int32{"cluster1": 6, "cluster2": 4, "cluster3": 2}, wantImage)
+
+	// Delete the template: it is gone from all three.
+	s.mustCLI("delete", "-f", scaled)
+	for _, m := range members {
+		cs := s.member(m)
+		eventually(t, 60*time.Second, "my-app deleted from "+m, func() error {
+			_, errD := cs.AppsV1().Deployments("default").Get(ctx, "my-app", metav1.GetOptions{})
+			_, errS := cs.CoreV1().Services("default").Get(ctx, "my-app", metav1.GetOptions{})
+			if apierrors.IsNotFound(errD) && apierrors.IsNotFound(errS) {
+				return nil
+			}
+			return fmt.Errorf("deployment: %v, service: %v", errD, errS)
+		})
+	}
+}
+
+// expectReplicas waits until each member's my-app Deployment has the
+// replicas and image wanted and its pods are ready (kwok nodes, kube-scheduler).
+func (s *system) expectReplicas(want map[string]int32, image map[string]string) {
+	s.t.Helper()
+	ctx := context.Background()
+	for _, m := range members {
+		cs := s.member(m)
+		eventually(s.t, 90*time.Second, fmt.Sprintf("my-app with %d ready replicas in %s", want[m], m), func() error {
+			d, err := cs.AppsV1().Deployments("default").Get(ctx, "my-app", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if d.Spec.Replicas == nil || *d.Spec.Replicas != want[m] {
+				return fmt.Errorf("spec.replicas = %v", d.Spec.Replicas)
+			}
+			if got := d.Spec.Template.Spec.Containers[0].Image; got != image[m] {
+				return fmt.Errorf("image = %s, want %s", got, image[m])
+			}
+			if d.Status.ReadyReplicas != want[m] {
+				return fmt.Errorf("ready %d of %d", d.Status.ReadyReplicas, want[m])
+			}
+			return nil
+		})
+	}
+}

@@ -1,0 +1,245 @@
+// Package e2e drives Flotilla the way a user does: the flotilla binary as
+// separate daemon processes and CLI calls, a real nats-server, and member
+// clusters that are real kube-apiservers from the sandbox (make clusters).
+// Results are checked with client-go against the members themselves.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+var members = []string{"cluster1", "cluster2", "cluster3"}
+
+// system is one Flotilla installation under test: NATS in this process,
+// each daemon a separate flotilla process.
+type system struct {
+	t       *testing.T
+	bin     string
+	dir     string
+	natsURL string
+	sandbox string
+	mu      sync.Mutex
+	procs   map[string]*exec.Cmd
+}
+
+func newSystem(t *testing.T) *system {
+	t.Helper()
+	if os.Getenv("FLOTILLA_E2E") != "1" {
+		t.Skip("e2e: run through `make test` (it starts the sandbox member clusters and sets FLOTILLA_E2E=1)")
+	}
+	bin, sandbox := os.Getenv("FLOTILLA_BIN"), os.Getenv("FLOTILLA_SANDBOX")
+	if bin == "" || sandbox == "" {
+		t.Fatal("FLOTILLA_BIN and FLOTILLA_SANDBOX must be set (make test sets them)")
+	}
+	dir := t.TempDir()
+	srv, err := natsbus.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "nats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	s := &system{t: t, bin: bin, dir: dir, natsURL: srv.URL(), sandbox: sandbox, procs: map[string]*exec.Cmd{}}
+	t.Cleanup(s.stopAll)
+	return s
+}
+
+// start runs one daemon as its own process; its log goes to dir/<name>.log (appended across restarts).
+func (s *system) start(name string, args ...string) {
+	s.t.Helper()
+	daemon := strings.SplitN(name, "-", 2)[0]
+	full := append([]string{daemon, "--nats-url", s.natsURL, "--metrics-addr", "127.0.0.1:0", "--log-format", "console", "--instance", name}, args...)
+	if daemon == "healthd" || daemon == "executord" {
+		full = append(full, "--credentials-key", filepath.Join(s.dir, "credentials.key"))
+	}
+	if daemon == "healthd" {
+		full = append(full, "--probe-interval", "1s")
+	}
+	if daemon == "executord" {
+		full = append(full, "--resync-interval", "2s")
+	}
+	log, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd := exec.Command(s.bin, full...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); log.Close() }()
+	s.mu.Lock()
+	s.procs[name] = cmd
+	s.mu.Unlock()
+}
+
+// kill stops a daemon abruptly (SIGKILL), as a crash would.
+func (s *system) kill(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.procs[name]; c != nil && c.Process != nil {
+		_ = c.Process.Kill()
+		time.Sleep(100 * time.Millisecond)
+		delete(s.procs, name)
+	}
+}
+
+func (s *system) stopAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, c := range s.procs {
+		if c.Process != nil {
+			_ = c.Process.Signal(os.Interrupt)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	for n, c := range s.procs {
+		if c.Process != nil {
+			_ = c.Process.Kill()
+		}
+		if s.t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(s.dir, n+".log"))
+			s.t.Logf("---- %s log (tail) ----\n%s", n, tail(string(b), 3000))
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func (s *system) startAll() {
+	for _, d := range []string{"policyd", "schedulerd", "healthd", "executord"} {
+		s.start(d)
+	}
+}
+
+// cli runs a flotilla client command; it returns stdout, stderr and the exit code.
+func (s *system) cli(args ...string) (string, string, int) {
+	s.t.Helper()
+	cmd := exec.Command(s.bin, args...)
+	cmd.Env = append(os.Environ(), "FLOTILLA_NATS_URL="+s.natsURL)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		s.t.Fatalf("flotilla %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// mustCLI runs a client command that must succeed.
+func (s *system) mustCLI(args ...string) string {
+	s.t.Helper()
+	out, errs, code := s.cli(args...)
+	if code != 0 {
+		s.t.Fatalf("flotilla %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, out, errs)
+	}
+	return out
+}
+
+// joinAll registers the sandbox members and waits until healthd sees them Ready.
+func (s *system) joinAll() {
+	s.t.Helper()
+	for _, m := range members {
+		s.mustCLI("join", m, "--cluster-kubeconfig", filepath.Join(s.sandbox, m+".kubeconfig"))
+	}
+	eventually(s.t, 60*time.Second, "members Ready", func() error {
+		var got struct {
+			Items []struct {
+				Registration struct{ Name string }
+				Health       *struct{ Ready bool }
+			}
+		}
+		out := s.mustCLI("get", "clusters", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			return err
+		}
+		ready := 0
+		for _, c := range got.Items {
+			if c.Health != nil && c.Health.Ready {
+				ready++
+			}
+		}
+		if ready != len(members) {
+			return fmt.Errorf("%d of %d Ready: %s", ready, len(members), out)
+		}
+		return nil
+	})
+}
+
+// member returns a client-go clientset for a sandbox member.
+func (s *system) member(name string) kubernetes.Interface {
+	s.t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(s.sandbox, name+".kubeconfig"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return cs
+}
+
+// eventually retries f until it succeeds or the deadline passes.
+func eventually(t *testing.T, d time.Duration, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	var err error
+	for time.Now().Before(deadline) {
+		if err = f(); err == nil {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s: %v", d, what, err)
+}
+
+// cleanMembers removes test objects left in the members by an earlier run
+// (the sandbox outlives test runs on a developer machine).
+func (s *system) cleanMembers(namespace string, deployments, services []string) {
+	ctx := context.Background()
+	for _, m := range members {
+		cs := s.member(m)
+		for _, d := range deployments {
+			_ = cs.AppsV1().Deployments(namespace).Delete(ctx, d, metav1.DeleteOptions{})
+		}
+		for _, sv := range services {
+			_ = cs.CoreV1().Services(namespace).Delete(ctx, sv, metav1.DeleteOptions{})
+		}
+	}
+	for _, m := range members {
+		cs := s.member(m)
+		for _, d := range deployments {
+			eventually(s.t, 30*time.Second, "old "+d+" gone from "+m, func() error {
+				_, err := cs.AppsV1().Deployments(namespace).Get(ctx, d, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return nil
+				}
+				return fmt.Errorf("still there: %v", err)
+			})
+		}
+	}
+}

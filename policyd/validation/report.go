@@ -1,0 +1,135 @@
+package validation
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/flotilla-io/flotilla/events"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Problem is one error or warning: where (file, document, line, field
+// path) and why.
+type Problem = events.FieldError
+
+// Format renders a problem the way the CLI prints it:
+//
+//	file.yaml: document 2: line 14: spec.placement.replicaScheduling.replicaSchedulingType: unsupported value "Dividd": must be one of Duplicated, Divided
+//
+// Parts that are unknown (no file, no line, no field) are left out.
+func Format(p events.FieldError) string {
+	var parts []string
+	if p.File != "" {
+		parts = append(parts, p.File)
+	}
+	if p.Document > 0 {
+		parts = append(parts, "document "+strconv.Itoa(p.Document))
+	}
+	if p.Line > 0 {
+		parts = append(parts, "line "+strconv.Itoa(p.Line))
+	}
+	if p.Field != "" {
+		parts = append(parts, p.Field)
+	}
+	parts = append(parts, p.Reason)
+	return strings.Join(parts, ": ")
+}
+
+// report collects the problems of one document and knows the line of every
+// field path the structural walk visited.
+type report struct {
+	lines   map[string]int
+	docLine int
+	errs    []Problem
+	warns   []Problem
+}
+
+func newReport(docLine int) *report {
+	return &report{lines: map[string]int{}, docLine: docLine}
+}
+
+func (r *report) record(path string, line int) {
+	if line <= 0 {
+		return
+	}
+	if _, ok := r.lines[path]; !ok {
+		r.lines[path] = line
+	}
+}
+
+// line returns the line of path, or of its nearest recorded ancestor, or
+// the document's line.
+func (r *report) line(path string) int {
+	for path != "" {
+		if l, ok := r.lines[path]; ok {
+			return l
+		}
+		path = parent(path)
+	}
+	return r.docLine
+}
+
+// parent strips the last segment of a field path: a.b -> a, a[0] -> a,
+// a[k.x] -> a.
+func parent(path string) string {
+	if strings.HasSuffix(path, "]") {
+		if i := strings.LastIndexByte(path, '['); i >= 0 {
+			return path[:i]
+		}
+	}
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}
+
+func (r *report) errorAt(path string, line int, reason string) {
+	if line <= 0 {
+		line = r.line(path)
+	}
+	r.errs = append(r.errs, Problem{Field: path, Line: line, Reason: reason})
+}
+
+func (r *report) errorf(path, format string, args ...any) {
+	r.errorAt(path, 0, fmt.Sprintf(format, args...))
+}
+
+func (r *report) warnf(path, format string, args ...any) {
+	r.warns = append(r.warns, Problem{Field: path, Line: r.line(path), Reason: fmt.Sprintf(format, args...)})
+}
+
+// required reports a missing field.
+func (r *report) required(path string) {
+	r.errorf(path, "required value")
+}
+
+// enum checks a value against its allowed set; empty means unset and is
+// accepted unless the caller checks it.
+func (r *report) enum(path, got string, allowed ...string) {
+	if got == "" {
+		return
+	}
+	for _, a := range allowed {
+		if got == a {
+			return
+		}
+	}
+	r.errorf(path, "unsupported value %q: must be one of %s", got, strings.Join(allowed, ", "))
+}
+
+// fieldErrors takes over problems found by Kubernetes' own validators.
+func (r *report) fieldErrors(list field.ErrorList, warn bool) {
+	for _, e := range list {
+		body := e.ErrorBody()
+		if body != "" {
+			body = strings.ToLower(body[:1]) + body[1:]
+		}
+		if warn {
+			r.warnf(e.Field, "%s", body)
+		} else {
+			r.errorf(e.Field, "%s", body)
+		}
+	}
+}

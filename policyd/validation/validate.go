@@ -1,0 +1,232 @@
+package validation
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/validation/path"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kvalidation "k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Document is one object read from a file (or received without one), as it
+// will be published: decoded, normalised and defaulted.
+type Document struct {
+	File  string // as given ("-" for stdin); empty for ValidateObject
+	Index int    // 1-based index among the non-empty documents of the file
+	Line  int    // line of the document's first field
+	// Object is the document as plain JSON values (map[string]any, []any,
+	// string, int64, float64, bool, nil) with seed spellings normalised and
+	// defaults applied. Unknown or ill-typed fields (reported as errors) are
+	// left out of it.
+	Object                            map[string]any
+	APIVersion, Kind, Namespace, Name string
+}
+
+// ValidateObject validates one object that arrived without a file (from the
+// bus, for instance). Problems carry field paths but no file, document or
+// line. It returns the document with defaults applied, the errors and the
+// warnings; the object is acceptable when there are no errors.
+func ValidateObject(obj map[string]any) (Document, []Problem, []Problem) {
+	var errs []Problem
+	root := fromGo(obj, "", &errs, 0)
+	doc, rep := validateTree(root, 0)
+	return doc, append(errs, rep.errs...), rep.warns
+}
+
+// validateTree runs every check on one document and returns it with its
+// report; problems carry field paths and lines but not yet file and index.
+func validateTree(root *value, docLine int) (Document, *report) {
+	rep := newReport(docLine)
+	doc := Document{Line: docLine}
+	if root.kind != vMap {
+		rep.errorAt("", docLine, "a document must be an object, got "+root.describe())
+		return doc, rep
+	}
+	doc.APIVersion = requiredString(root, "apiVersion", rep)
+	doc.Kind = requiredString(root, "kind", rep)
+
+	info, resolved := kindInfo{class: classUnknown}, false
+	if doc.APIVersion != "" && doc.Kind != "" {
+		var field, reason string
+		info, field, reason = resolveKind(doc.APIVersion, doc.Kind)
+		if field != "" {
+			rep.errorAt(field, root.keyLine(field), reason)
+		} else {
+			resolved = true
+		}
+	}
+
+	// Pass 1: structure.
+	w := &walker{rep: rep, open: openTypes}
+	var obj map[string]any
+	if resolved && info.typ != nil {
+		if info.class == classBuiltin {
+			w.skip = map[string]bool{"status": true}
+		}
+		obj, _ = w.walk(root, info.typ, "", root.line).(map[string]any)
+	} else {
+		obj, _ = root.toAny().(map[string]any)
+		if md := root.get("metadata"); md != nil {
+			if m := w.walk(md, reflect.TypeFor[metav1.ObjectMeta](), "metadata", root.keyLine("metadata")); m != nil {
+				obj["metadata"] = m
+			} else {
+				delete(obj, "metadata")
+			}
+		}
+	}
+	if obj == nil {
+		obj = map[string]any{}
+	}
+	doc.Object = obj
+
+	// Pass 2: semantics.
+	meta := checkMetadata(obj, rep)
+	doc.Name, doc.Namespace = meta.Name, meta.Namespace
+	if resolved {
+		switch {
+		case info.namespaced && meta.Namespace == "":
+			doc.Namespace = "default"
+			if md, ok := obj["metadata"].(map[string]any); ok {
+				md["namespace"] = doc.Namespace
+			}
+		case !info.namespaced && info.class != classUnknown && meta.Namespace != "":
+			rep.warnf("metadata.namespace", "%s is cluster-scoped: the namespace is ignored", doc.Kind)
+		}
+	}
+	if !resolved {
+		return doc, rep
+	}
+	switch info.class {
+	case classPropagation:
+		checkPropagation(obj, doc.Namespace, info.namespaced, rep)
+	case classOverride:
+		checkOverride(obj, doc.Namespace, info.namespaced, rep)
+	case classCluster:
+		checkCluster(obj, rep)
+	case classBinding:
+		checkBinding(obj, rep)
+	}
+	return doc, rep
+}
+
+// requiredString reads a top-level string field that every object needs.
+func requiredString(root *value, key string, rep *report) string {
+	v := root.get(key)
+	switch {
+	case v == nil || v.kind == vNull || (v.kind == vStr && v.str == ""):
+		rep.errorAt(key, root.keyLine(key), "required value")
+		return ""
+	case v.kind != vStr:
+		rep.errorAt(key, root.keyLine(key), "invalid type: expected string, got "+v.describe())
+		return ""
+	}
+	return v.str
+}
+
+// checkMetadata checks what the API server checks of every object's
+// metadata: a name that can be a path segment, a namespace that is a DNS
+// label, well-formed label and annotation keys and label values.
+func checkMetadata(obj map[string]any, rep *report) metav1.ObjectMeta {
+	var meta metav1.ObjectMeta
+	if md, ok := obj["metadata"]; ok {
+		if !decode(md, &meta, "metadata", rep) {
+			return meta
+		}
+	}
+	if meta.Name == "" {
+		rep.required("metadata.name")
+	} else {
+		for _, msg := range path.IsValidPathSegmentName(meta.Name) {
+			rep.errorf("metadata.name", "invalid value %q: %s", meta.Name, msg)
+		}
+	}
+	if meta.Namespace != "" {
+		for _, msg := range kvalidation.IsDNS1123Label(meta.Namespace) {
+			rep.errorf("metadata.namespace", "invalid value %q: %s", meta.Namespace, msg)
+		}
+	}
+	checkLabels(meta.Labels, "metadata.labels", false, rep)
+	for _, k := range sortedKeys(meta.Annotations) {
+		for _, msg := range kvalidation.IsQualifiedName(strings.ToLower(k)) {
+			rep.errorf("metadata.annotations["+k+"]", "invalid key %q: %s", k, msg)
+		}
+	}
+	return meta
+}
+
+// checkLabels checks label keys and values; warn makes the problems
+// warnings (for rules only Karmada's webhook enforces).
+func checkLabels(labels map[string]string, p string, warn bool, rep *report) {
+	report := rep.errorf
+	if warn {
+		report = rep.warnf
+	}
+	for _, k := range sortedKeys(labels) {
+		fp := p + "[" + k + "]"
+		for _, msg := range kvalidation.IsQualifiedName(k) {
+			report(fp, "invalid key %q: %s", k, msg)
+		}
+		for _, msg := range kvalidation.IsValidLabelValue(labels[k]) {
+			report(fp, "invalid value %q: %s", labels[k], msg)
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// decode converts checked plain values into a typed struct. The structural
+// pass has already removed everything that does not fit, so a failure here
+// is unexpected; it is reported rather than ignored.
+func decode(x any, into any, p string, rep *report) bool {
+	data, err := json.Marshal(x)
+	if err == nil {
+		err = json.Unmarshal(data, into)
+	}
+	if err != nil {
+		rep.errorf(p, "cannot decode: %s", strings.TrimPrefix(err.Error(), "json: "))
+		return false
+	}
+	return true
+}
+
+// mapAt walks nested objects by key; nil when any step is missing or not
+// an object.
+func mapAt(m map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return nil
+		}
+		m = next
+	}
+	return m
+}
+
+// listAt returns the objects of a list field, nil entries for non-objects
+// (so indices keep matching the typed view).
+func listAt(m map[string]any, key string) []map[string]any {
+	items, _ := m[key].([]any)
+	out := make([]map[string]any, len(items))
+	for i, it := range items {
+		out[i], _ = it.(map[string]any)
+	}
+	return out
+}
+
+func str(x any) string {
+	s, _ := x.(string)
+	return s
+}
+
+func idx(p string, i int) string { return fmt.Sprintf("%s[%d]", p, i) }
