@@ -1,7 +1,5 @@
 package events
 
-import "time"
-
 // Type is a CloudEvent type: reverse-DNS, a past-tense fact, a version suffix.
 type Type string
 
@@ -52,21 +50,25 @@ const (
 )
 
 // StreamSpec describes one JetStream stream.
+// Streams are tables keyed by subject: the newest message of a subject is
+// the current state of that object, so no stream ages messages out (that
+// would erase current state); history is bounded per subject instead.
 type StreamSpec struct {
 	Name     string
 	Subjects []string
-	MaxAge   time.Duration
-	Doc      string
+	// MaxPerSubject bounds the history kept for each subject.
+	MaxPerSubject int64
+	Doc           string
 }
 
 // Streams lists every stream Flotilla creates (idempotently, at start-up).
 var Streams = []StreamSpec{
-	{StreamInput, []string{"flotilla.input.>"}, 30 * 24 * time.Hour, "objects applied/deleted by users and external systems"},
-	{StreamPolicy, []string{"flotilla.object.>", "flotilla.rejected.>", "flotilla.binding.>", "flotilla.member.>", "flotilla.sealkey"}, 30 * 24 * time.Hour, "policyd's accepted state, rejections, bindings, member registrations"},
-	{StreamHealth, []string{"flotilla.health.>", "flotilla.capacity.>"}, 7 * 24 * time.Hour, "healthd's health transitions and capacity reports"},
-	{StreamPlacement, []string{"flotilla.placement.>"}, 30 * 24 * time.Hour, "schedulerd's placement decisions"},
-	{StreamWork, []string{"flotilla.work.>"}, 7 * 24 * time.Hour, "executord's per-cluster work status"},
-	{StreamDeadLetter, []string{"flotilla.deadletter.>"}, 30 * 24 * time.Hour, "events a consumer could not handle, with the reason"},
+	{StreamInput, []string{"flotilla.input.>"}, 1000, "objects applied/deleted by users and external systems"},
+	{StreamPolicy, []string{"flotilla.object.>", "flotilla.rejected.>", "flotilla.binding.>", "flotilla.member.>", "flotilla.sealkey"}, 1000, "policyd's accepted state, rejections, bindings, member registrations"},
+	{StreamHealth, []string{"flotilla.health.>", "flotilla.capacity.>"}, 100, "healthd's health transitions and capacity reports"},
+	{StreamPlacement, []string{"flotilla.placement.>"}, 1000, "schedulerd's placement decisions"},
+	{StreamWork, []string{"flotilla.work.>"}, 100, "executord's per-cluster work status"},
+	{StreamDeadLetter, []string{"flotilla.deadletter.>"}, 1000, "events a consumer could not handle, with the reason"},
 }
 
 // Entry is one row of the catalogue: an event type, who produces it, the

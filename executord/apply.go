@@ -131,7 +131,9 @@ func (w *worker) handle(ctx context.Context, e events.Event) error {
 			target = &p.Clusters[i]
 		}
 	}
-	if target == nil || !p.Scheduled || p.Binding == nil {
+	// The clusters list is authoritative: an unschedulable decision that keeps
+	// the current result still lists the clusters the workload runs in.
+	if target == nil || p.Binding == nil {
 		return w.remove(ctx, e, p.Key, p.Generation, p.BindingRevision)
 	}
 	return w.apply(ctx, e, p, target.Replicas)

@@ -248,6 +248,11 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 		Strategy: res.Strategy, Feasible: res.Feasible, Diagnosis: res.Diagnosis, Scores: res.Scores, Division: res.Division,
 		Error: res.Error, Warnings: res.Warnings, Binding: &b, DecidedAt: h.now().UTC(),
 	}
+	if !res.Scheduled && !res.Unfit && hadLast {
+		// Karmada keeps the current result after any failure other than
+		// "no cluster fits" (reference §1.2): the workload stays where it runs.
+		p.Clusters = last.Clusters
+	}
 	if hadLast && samePlacement(last, p) {
 		h.metrics.decisions.WithLabelValues("unchanged").Inc()
 		return nil

@@ -84,15 +84,15 @@ func (b *Bus) JetStream() jetstream.JetStream { return b.js }
 func (b *Bus) EnsureStreams(ctx context.Context) error {
 	for _, s := range events.Streams {
 		cfg := jetstream.StreamConfig{
-			Name:        s.Name,
-			Description: s.Doc,
-			Subjects:    s.Subjects,
-			Retention:   jetstream.LimitsPolicy,
-			Storage:     jetstream.FileStorage,
-			MaxAge:      s.MaxAge,
-			MaxBytes:    4 << 30,
-			Duplicates:  5 * time.Minute,
-			Discard:     jetstream.DiscardOld,
+			Name:              s.Name,
+			Description:       s.Doc,
+			Subjects:          s.Subjects,
+			Retention:         jetstream.LimitsPolicy,
+			Storage:           jetstream.FileStorage,
+			MaxMsgsPerSubject: s.MaxPerSubject,
+			MaxBytes:          4 << 30,
+			Duplicates:        5 * time.Minute,
+			Discard:           jetstream.DiscardOld,
 		}
 		if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("stream %s: %w", s.Name, err)
