@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+// TestKilledSchedulerdAndExecutordLoseNothingAndRepeatNothing kills
+// schedulerd and executord (SIGKILL, separate processes) while templates
+// stream in, restarts them, and checks that every placement lands, that the
+// placement stream holds one placement per template generation, and that
+// executord applied each template once per cluster across both lifetimes.
+func TestKilledSchedulerdAndExecutordLoseNothingAndRepeatNothing(t *testing.T) {
+	s := newSystem(t)
+	s.startAll()
+	s.joinAll()
+	ns := fmt.Sprintf("restart-%d", time.Now().Unix())
+	const perBatch = 15
+	policy := fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: restart, namespace: %s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement:
+    clusterAffinity: {clusterNames: [cluster1, cluster2, cluster3]}
+`, ns)
+	batch := func(from int) string {
+		var b strings.Builder
+		for i := from; i < from+perBatch; i++ {
+			fmt.Fprintf(&b, `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d-%02d, namespace: %s}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: d-%02d}}
+  template:
+    metadata: {labels: {app: d-%02d}}
+    spec: {containers: [{name: c, image: nginx:1.25.3}]}
+`, i, ns, i, i)
+		}
+		return b.String()
+	}
+	write := func(name, content string) string {
+		p := filepath.Join(s.dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	s.mustCLI("apply", "-f", write("policy.yaml", policy))
+	s.mustCLI("apply", "-f", write("a.yaml", batch(0)))
+	s.kill("schedulerd") // mid-stream: policyd has just accepted batch A
+	s.mustCLI("apply", "-f", write("b.yaml", batch(perBatch)))
+	eventually(t, 60*time.Second, "executord to start applying", func() error {
+		if n := countApplies(t, s, ns); len(n) == 0 {
+			return fmt.Errorf("no applies yet")
+		}
+		return nil
+	})
+	s.kill("executord") // mid-stream
+	s.start("schedulerd")
+	time.Sleep(2 * time.Second)
+	s.start("executord")
+
+	ctx := context.Background()
+	for _, m := range members {
+		cs := s.member(m)
+		eventually(t, 120*time.Second, "all deployments in "+m, func() error {
+			l, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			if len(l.Items) != 2*perBatch {
+				return fmt.Errorf("%d of %d", len(l.Items), 2*perBatch)
+			}
+			return nil
+		})
+	}
+	// One placement per template generation.
+	bus, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+	ms, err := bus.Replay(ctx, events.StreamPlacement, natsbus.ReplayOptions{Subjects: []string{"flotilla.placement." + ns + ".>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perSubject := map[string]int{}
+	for _, m := range ms {
+		perSubject[m.Subject]++
+	}
+	if len(perSubject) != 2*perBatch {
+		t.Errorf("placements for %d templates, want %d", len(perSubject), 2*perBatch)
+	}
+	for subj, n := range perSubject {
+		if n != 1 {
+			t.Errorf("%s: %d placements for one template generation", subj, n)
+		}
+	}
+	// One apply per cluster and template generation, across both executord lifetimes.
+	time.Sleep(3 * time.Second) // a resync period: a repeated apply would show up now
+	applies := countApplies(t, s, ns)
+	if len(applies) != 2*perBatch*len(members) {
+		t.Errorf("applied %d (cluster, template) pairs, want %d", len(applies), 2*perBatch*len(members))
+	}
+	for k, n := range applies {
+		if n != 1 {
+			t.Errorf("%s applied %d times", k, n)
+		}
+	}
+}
+
+var appliedLine = regexp.MustCompile(`applied\s+\{"cluster": "([^"]+)", "workload": "([^"]+)"`)
+
+// countApplies reads executord's log (appended across restarts) and counts
+// server-side applies per cluster and template of namespace ns.
+func countApplies(t *testing.T, s *system, ns string) map[string]int {
+	b, err := os.ReadFile(filepath.Join(s.dir, "executord.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, m := range appliedLine.FindAllStringSubmatch(string(b), -1) {
+		if strings.HasPrefix(m[2], ns+"/") {
+			out[m[1]+" "+m[2]]++
+		}
+	}
+	return out
+}

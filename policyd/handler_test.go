@@ -1,0 +1,177 @@
+package policyd
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
+)
+
+func applied(t *testing.T, doc string) events.Event {
+	t.Helper()
+	var obj map[string]any
+	if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+		t.Fatal(err)
+	}
+	e, err := events.New(events.TypeObjectApplied, "/test", "x", obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: my-app, namespace: default, labels: {app: my-app}}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: my-app}}
+  template:
+    metadata: {labels: {app: my-app}}
+    spec: {containers: [{name: web, image: nginx:1.25.3, resources: {requests: {cpu: 250m}}}]}
+`
+
+func policyDoc(name, selector string, priority int) string {
+	return `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: ` + name + `, namespace: default}
+spec:
+  priority: ` + string(rune('0'+priority)) + `
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment` + selector + `}]
+  placement: {clusterAffinity: {clusterNames: [cluster1]}}
+`
+}
+
+func bindings(r *eventstest.Recorder) []events.Binding {
+	var out []events.Binding
+	for _, p := range r.OfType(events.TypeBindingChanged) {
+		var b events.Binding
+		_ = json.Unmarshal(p.Event.Data(), &b)
+		out = append(out, b)
+	}
+	return out
+}
+
+func TestTemplateIsBoundOnceItsPolicyArrivesAndRebindsOnlyOnChange(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	if err := h.Handle(ctx, applied(t, deployment)); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(bindings(rec)); n != 0 {
+		t.Fatalf("a template with no policy got %d bindings", n)
+	}
+	if err := h.Handle(ctx, applied(t, policyDoc("match-all", "", 0))); err != nil {
+		t.Fatal(err)
+	}
+	bs := bindings(rec)
+	if len(bs) != 1 || bs[0].Policy.Name != "match-all" || bs[0].Replicas != 6 || bs[0].ReplicaRequirements.Cpu().String() != "250m" || bs[0].Revision != 1 {
+		t.Fatalf("binding after the policy: %+v", bs)
+	}
+	// Re-applying identical content changes nothing.
+	_ = h.Handle(ctx, applied(t, deployment))
+	if n := len(bindings(rec)); n != 1 {
+		t.Fatalf("identical re-apply produced %d bindings", n)
+	}
+	// Scaling the template is a new generation and a new revision.
+	_ = h.Handle(ctx, applied(t, strings.Replace(deployment, "replicas: 6", "replicas: 12", 1)))
+	bs = bindings(rec)
+	if len(bs) != 2 || bs[1].Generation != 2 || bs[1].Revision != 2 || bs[1].Replicas != 12 {
+		t.Fatalf("after scaling: %+v", bs[len(bs)-1])
+	}
+}
+
+func TestClaimedTemplateKeepsItsPolicyUntilPreemption(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	_ = h.Handle(ctx, applied(t, deployment))
+	_ = h.Handle(ctx, applied(t, policyDoc("by-label", ", labelSelector: {matchLabels: {app: my-app}}", 0)))
+	// A more specific (by name) policy arriving later does not take the template over.
+	_ = h.Handle(ctx, applied(t, policyDoc("by-name", ", name: my-app", 0)))
+	bs := bindings(rec)
+	if last := bs[len(bs)-1]; last.Policy.Name != "by-label" {
+		t.Fatalf("claimed template moved to %s", last.Policy.Name)
+	}
+	// With preemption Always and a higher priority it does.
+	pre := strings.Replace(policyDoc("preempting", ", name: my-app", 5), "spec:\n", "spec:\n  preemption: Always\n", 1)
+	if err := h.Handle(ctx, applied(t, pre)); err != nil {
+		t.Fatal(err)
+	}
+	bs = bindings(rec)
+	if last := bs[len(bs)-1]; last.Policy.Name != "preempting" {
+		t.Fatalf("preemption did not move the template: %s", last.Policy.Name)
+	}
+}
+
+func TestUnclaimedTemplatePicksTheMostSpecificPolicy(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	_ = h.Handle(ctx, applied(t, policyDoc("b-match-all", "", 0)))
+	_ = h.Handle(ctx, applied(t, policyDoc("z-by-name", ", name: my-app", 0)))
+	_ = h.Handle(ctx, applied(t, policyDoc("a-by-label", ", labelSelector: {matchLabels: {app: my-app}}", 0)))
+	_ = h.Handle(ctx, applied(t, deployment))
+	bs := bindings(rec)
+	if len(bs) != 1 || bs[0].Policy.Name != "z-by-name" {
+		t.Fatalf("want the name match to win over label selector and match-all: %+v", bs)
+	}
+}
+
+func TestMalformedPolicyIsRejectedWithItsFieldPath(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	bad := strings.Replace(policyDoc("bad", "", 0), "clusterAffinity", "clusterAfinity", 1)
+	err := h.Handle(context.Background(), applied(t, bad))
+	if !events.IsPermanent(err) || !strings.Contains(err.Error(), "spec.placement.clusterAfinity") {
+		t.Fatalf("err = %v", err)
+	}
+	rej := rec.OfType(events.TypeObjectRejected)
+	if len(rej) != 1 || len(rec.OfType(events.TypeObjectAccepted)) != 0 {
+		t.Fatalf("rejections %d, accepted %d", len(rej), len(rec.OfType(events.TypeObjectAccepted)))
+	}
+}
+
+func TestPlainCredentialsFromTheBusAreRefused(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	err := h.Handle(context.Background(), applied(t, "apiVersion: v1\nkind: Secret\nmetadata: {name: k, namespace: karmada-system}\nstringData: {kubeconfig: x}\n"))
+	if !events.IsPermanent(err) || !strings.Contains(err.Error(), "sealed") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestOverridesAreOrderedClusterScopedFirstThenBySpecificityAndName(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	op := func(kind, name, ns, sel string) string {
+		md := "{name: " + name + "}"
+		if ns != "" {
+			md = "{name: " + name + ", namespace: " + ns + "}"
+		}
+		return "apiVersion: policy.karmada.io/v1alpha1\nkind: " + kind + "\nmetadata: " + md + "\nspec:\n  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment" + sel + "}]\n  overrideRules: [{overriders: {labelsOverrider: [{operator: add, value: {x: " + name + "}}]}}]\n"
+	}
+	for _, d := range []string{deployment, policyDoc("p", "", 0),
+		op("OverridePolicy", "b-name", "default", ", name: my-app"), op("OverridePolicy", "a-name", "default", ", name: my-app"),
+		op("OverridePolicy", "z-all", "default", ""), op("ClusterOverridePolicy", "cluster-wide", "", ""), op("OverridePolicy", "other-ns", "team", "")} {
+		if err := h.Handle(ctx, applied(t, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bs := bindings(rec)
+	var names []string
+	for _, o := range bs[len(bs)-1].Overrides {
+		names = append(names, o.Name)
+	}
+	if got := strings.Join(names, ","); got != "cluster-wide,z-all,a-name,b-name" {
+		t.Fatalf("override order %s", got)
+	}
+}

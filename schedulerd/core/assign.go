@@ -1,0 +1,334 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/schedulerd/framework"
+)
+
+// assignReplicas divides the binding's replicas over the selected clusters
+// (reference §2.2). It returns the placement sorted by name, the one-line
+// explanation of the arithmetic, and an error when the binding cannot be
+// placed.
+func assignReplicas(req *framework.Request, strategy policy.StrategyKind, selected []candidate, in *Input, warnings *[]string) ([]events.TargetCluster, string, error) {
+	if len(selected) == 0 {
+		return nil, "", errors.New("no clusters available to schedule")
+	}
+	if !req.Workload {
+		// Non-workloads (ConfigMap, Service, replicas 0 without requests):
+		// every selected cluster, with 0 replicas, and the 0s are kept.
+		out := make([]events.TargetCluster, len(selected))
+		for i, c := range selected {
+			out[i] = events.TargetCluster{Name: c.name()}
+		}
+		slices.SortFunc(out, func(a, b events.TargetCluster) int { return cmpString(a.Name, b.Name) })
+		return out, "not a workload: every selected cluster gets 0 replicas", nil
+	}
+	desired := int64(req.Binding.Replicas)
+	desc := tieDescending(req.Binding.UID)
+	var (
+		parts []party
+		line  string
+		err   error
+	)
+	switch strategy {
+	case policy.StrategyDuplicated:
+		parts = make([]party, len(selected))
+		for i, c := range selected {
+			parts[i] = party{name: c.name(), seats: desired}
+		}
+		line = fmt.Sprintf("Duplicated: %d replicas on each of %d clusters", desired, len(selected))
+	case policy.StrategyStaticWeight:
+		parts, line = divideStatic(req.Placement, selected, desired, desc, warnings)
+	case policy.StrategyDynamicWeight, policy.StrategyAggregated:
+		aggregated := strategy == policy.StrategyAggregated
+		if len(req.Affinities) > 1 {
+			parts, line, err = divideByTier(aggregated, selected, desired, in, desc)
+		} else {
+			parts, line, err = divideDynamic(aggregated, selected, desired, in.Previous, in.Fresh, desc)
+		}
+	case policy.StrategyCostOptimized:
+		err = errors.New("replicaDivisionPreference CostOptimized is not supported by the scheduler core")
+	default:
+		err = errors.New("replicaDivisionPreference must be Aggregated or Weighted when replicaSchedulingType is Divided")
+	}
+	if err != nil {
+		return nil, line, err
+	}
+	return targets(parts), line, nil
+}
+
+// targets drops zero entries (a workload's 0s are removed, reference §2.2
+// rule 4) and sorts by name.
+func targets(parts []party) []events.TargetCluster {
+	out := make([]events.TargetCluster, 0, len(parts))
+	for _, p := range parts {
+		if p.seats > 0 {
+			out = append(out, events.TargetCluster{Name: p.name, Replicas: int32(p.seats)})
+		}
+	}
+	slices.SortFunc(out, func(a, b events.TargetCluster) int { return cmpString(a.Name, b.Name) })
+	return out
+}
+
+// staticRules is the static weight list; staticClusterWeight (seed 000's
+// spelling) is used when staticWeightList is empty.
+func staticRules(wp *policy.ClusterPreferences) []policy.StaticClusterWeight {
+	if len(wp.StaticWeightList) > 0 {
+		return wp.StaticWeightList
+	}
+	return wp.StaticClusterWeight
+}
+
+// divideStatic is StaticWeight (reference §2.4): each candidate's weight is
+// the largest weight among the rules matching it; unmatched candidates are
+// left out; if nothing matched, every candidate weighs 1. The previous
+// result and capacity play no part.
+func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc bool, warnings *[]string) ([]party, string) {
+	var rules []policy.StaticClusterWeight
+	if wp := pl.ReplicaScheduling.WeightPreference; wp != nil {
+		rules = staticRules(wp)
+		if len(wp.StaticWeightList) == 0 && len(wp.StaticClusterWeight) > 0 {
+			*warnings = append(*warnings, "weightPreference.staticClusterWeight is read as staticWeightList")
+		}
+	}
+	matchers := make([]framework.Affinity, len(rules))
+	for i := range rules {
+		matchers[i] = framework.CompileAffinity(&rules[i].TargetCluster)
+	}
+	parties := make([]party, 0, len(cands))
+	for _, c := range cands {
+		var w int64
+		for i := range rules {
+			if rules[i].Weight > w && matchers[i].Matches(c.c) {
+				w = rules[i].Weight
+			}
+		}
+		if w > 0 {
+			parties = append(parties, party{name: c.name(), weight: w})
+		}
+	}
+	basis := "weights"
+	if len(parties) == 0 {
+		basis = "equal weights"
+		for _, c := range cands {
+			parties = append(parties, party{name: c.name(), weight: 1})
+		}
+	}
+	webster(desired, parties, desc)
+	return parties, websterLine("", desired, basis, parties)
+}
+
+// divideDynamic is DynamicWeight and Aggregated (reference §2.5).
+//
+// Steady (no explicit reschedule): replicas already placed on candidates
+// stay; a scale-up divides only the missing replicas by free capacity and
+// adds them; a scale-down divides the new total by the current
+// distribution. Fresh: the total is divided by free + current capacity.
+// Aggregated first prefers clusters already used, then the largest
+// capacities, and keeps the shortest prefix of them that is big enough.
+func divideDynamic(aggregated bool, cands []candidate, desired int64, previous []events.TargetCluster, fresh, desc bool) ([]party, string, error) {
+	name := string(policy.StrategyDynamicWeight)
+	if aggregated {
+		name = string(policy.StrategyAggregated)
+	}
+	// scheduled: previous entries still among the candidates, in previous order.
+	var scheduled []party
+	var assigned int64
+	if len(previous) > 0 {
+		in := make(map[string]struct{}, len(previous))
+		for _, t := range previous {
+			in[t.Name] = struct{}{}
+		}
+		cand := make(map[string]struct{}, len(previous))
+		for _, c := range cands {
+			if _, ok := in[c.name()]; ok {
+				cand[c.name()] = struct{}{}
+			}
+		}
+		for _, t := range previous {
+			if _, ok := cand[t.Name]; ok {
+				scheduled = append(scheduled, party{name: t.Name, seats: int64(t.Replicas)})
+				assigned += int64(t.Replicas)
+			}
+		}
+	}
+
+	var (
+		target  int64
+		weights []party
+		mode    string
+		basis   string
+	)
+	switch {
+	case fresh:
+		mode, basis, target = "fresh", "free+current capacity", desired
+		weights = make([]party, len(cands))
+		for i, c := range cands {
+			weights[i] = party{name: c.name(), weight: c.avail}
+		}
+		scheduled = nil
+	case assigned == desired:
+		return scheduled, fmt.Sprintf("%s steady: %d replicas already placed, nothing to divide", name, desired), nil
+	case assigned < desired:
+		mode, basis, target = "scale-up", "free capacity", desired-assigned
+		weights = make([]party, len(cands))
+		for i, c := range cands {
+			weights[i] = party{name: c.name(), weight: c.free}
+		}
+	default:
+		mode, basis, target = "scale-down", "current replicas", desired
+		weights = make([]party, len(scheduled))
+		for i, s := range scheduled {
+			weights[i] = party{name: s.name, weight: s.seats}
+		}
+		scheduled = nil
+	}
+	// Stable: equal weights keep candidate order (Karmada's insertion sort
+	// for up to 12 clusters; beyond that Karmada's order of ties is
+	// pdqsort's, which only matters for Aggregated truncation).
+	slices.SortStableFunc(weights, func(a, b party) int { return cmpInt(b.weight, a.weight) })
+	var sum int64
+	for _, w := range weights {
+		sum += w.weight
+	}
+	if sum < target {
+		return nil, fmt.Sprintf("%s %s: %d replicas to place, %s sums to %d", name, mode, target, basis, sum),
+			fmt.Errorf("Clusters available replicas %d are not enough to schedule.", sum)
+	}
+	if aggregated {
+		used := make(map[string]bool, len(scheduled))
+		for _, s := range scheduled {
+			if s.seats > 0 {
+				used[s.name] = true
+			}
+		}
+		slices.SortStableFunc(weights, func(a, b party) int {
+			switch ua, ub := used[a.name], used[b.name]; {
+			case ua && !ub:
+				return -1
+			case ub && !ua:
+				return 1
+			}
+			return 0
+		})
+		var cum int64
+		for i, w := range weights {
+			cum += w.weight
+			if cum >= target {
+				weights = weights[:i+1]
+				break
+			}
+		}
+	}
+	webster(target, weights, desc)
+	line := websterLine(name+" "+mode+": ", target, basis, weights)
+	if len(scheduled) == 0 {
+		return weights, line, nil
+	}
+	// Merge: add the new replicas to what is already placed.
+	at := make(map[string]int, len(weights))
+	for i, w := range weights {
+		at[w.name] = i
+	}
+	for _, s := range scheduled {
+		if i, ok := at[s.name]; ok {
+			weights[i].seats += s.seats
+		} else {
+			weights = append(weights, s)
+		}
+	}
+	return weights, line + ", added to the " + strconv.FormatInt(assigned, 10) + " already placed", nil
+}
+
+// divideByTier is the overflow assignment (reference §2.7): tier by tier,
+// each tier gets as many replicas as its clusters can take (AvailableReplicas)
+// with the normal strategy, until none are left.
+func divideByTier(aggregated bool, selected []candidate, desired int64, in *Input, desc bool) ([]party, string, error) {
+	var tiers []int
+	for _, c := range selected {
+		if !slices.Contains(tiers, c.tier) {
+			tiers = append(tiers, c.tier)
+		}
+	}
+	slices.Sort(tiers)
+	var (
+		out   []party
+		lines []string
+	)
+	remaining := desired
+	for _, t := range tiers {
+		if remaining == 0 {
+			break
+		}
+		var tc []candidate
+		var avail int64
+		for _, c := range selected {
+			if c.tier == t {
+				tc = append(tc, c)
+				avail += c.avail
+			}
+		}
+		give := min(remaining, avail)
+		if give == 0 {
+			continue
+		}
+		parts, line, err := divideDynamic(aggregated, tc, give, in.Previous, in.Fresh, desc)
+		lines = append(lines, "tier "+strconv.Itoa(t)+": "+line)
+		if err != nil {
+			return nil, strings.Join(lines, "; "), err
+		}
+		out = append(out, parts...)
+		remaining -= give
+	}
+	if remaining > 0 {
+		return nil, strings.Join(lines, "; "), errors.New("Clusters available replicas are not enough to schedule.")
+	}
+	return out, strings.Join(lines, "; "), nil
+}
+
+// websterLine explains one Webster division, e.g.
+// "Webster 6 by weights cluster1=3 cluster2=2 cluster3=1 -> 3/2/1".
+// Beyond 12 parties it summarises.
+func websterLine(prefix string, n int64, basis string, parts []party) string {
+	var sb strings.Builder
+	sb.WriteString(prefix)
+	sb.WriteString("Webster ")
+	sb.WriteString(strconv.FormatInt(n, 10))
+	sb.WriteString(" by ")
+	sb.WriteString(basis)
+	if len(parts) > 12 {
+		var won int
+		for _, p := range parts {
+			if p.seats > 0 {
+				won++
+			}
+		}
+		fmt.Fprintf(&sb, " over %d clusters -> %d clusters got replicas", len(parts), won)
+		return sb.String()
+	}
+	byName := slices.Clone(parts)
+	slices.SortFunc(byName, func(a, b party) int { return cmpString(a.name, b.name) })
+	for _, p := range byName {
+		sb.WriteByte(' ')
+		sb.WriteString(p.name)
+		sb.WriteByte('=')
+		sb.WriteString(strconv.FormatInt(p.weight, 10))
+	}
+	sb.WriteString(" ->")
+	for i, p := range byName {
+		if i == 0 {
+			sb.WriteByte(' ')
+		} else {
+			sb.WriteByte('/')
+		}
+		sb.WriteString(strconv.FormatInt(p.seats, 10))
+	}
+	return sb.String()
+}

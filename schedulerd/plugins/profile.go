@@ -1,0 +1,44 @@
+// Package plugins holds the in-tree scheduler plugins, one sub-package
+// each, and DefaultProfile, the one place that lists them.
+package plugins
+
+import (
+	"github.com/flotilla-io/flotilla/schedulerd/framework"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/apienablement"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/clusteraffinity"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/clustereviction"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/clusterlocality"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/preferredaffinity"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/spreadconstraint"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/tainttoleration"
+)
+
+// DefaultProfile is Flotilla's plugin set.
+//
+// Filters: every filter runs on every cluster and every failure is recorded,
+// so the order does not change which clusters pass; it is the order reasons
+// appear in a diagnosis. ClusterAffinity comes first because it is what
+// users get wrong most and rules out most clusters; TaintToleration next
+// (cluster health reaches the scheduler as taints); then the
+// resource-dependent APIEnablement, the spread field check and the eviction
+// check. This is also Karmada's registry order minus the feature-gated
+// workload (anti-)affinity plugins.
+//
+// Scores are summed: ClusterLocality (100 for clusters already running the
+// binding, so reschedules do not move work needlessly) and the seed-004 soft
+// preferences (their weights).
+func DefaultProfile() framework.Profile {
+	return framework.Profile{
+		Filters: []framework.FilterPlugin{
+			clusteraffinity.New(),
+			tainttoleration.New(),
+			apienablement.New(),
+			spreadconstraint.New(),
+			clustereviction.New(),
+		},
+		Scores: []framework.ScorePlugin{
+			clusterlocality.New(),
+			preferredaffinity.New(),
+		},
+	}
+}

@@ -1,0 +1,77 @@
+// Package tainttoleration filters clusters whose NoSchedule/NoExecute taints
+// the placement does not tolerate (reference §3.2).
+package tainttoleration
+
+import (
+	"github.com/flotilla-io/flotilla/schedulerd/framework"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Name is the plugin name.
+const Name = "TaintToleration"
+
+// TaintToleration fails a cluster with a NoSchedule or NoExecute taint that
+// no placement.clusterTolerations entry tolerates. PreferNoSchedule is
+// ignored, and a cluster already in the binding's result always passes:
+// evicting running work is the failover controller's job, not the filter's.
+type TaintToleration struct{}
+
+// New returns the plugin.
+func New() TaintToleration { return TaintToleration{} }
+
+// Name implements framework.Plugin.
+func (TaintToleration) Name() string { return Name }
+
+// Filter implements framework.FilterPlugin.
+func (TaintToleration) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
+	if len(c.Spec.Taints) == 0 || req.InPrevious(c.Name) {
+		return nil
+	}
+	tols := req.Placement.ClusterTolerations
+	for i := range c.Spec.Taints {
+		t := &c.Spec.Taints[i]
+		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
+			continue
+		}
+		if !Tolerated(tols, t) {
+			return framework.Unfit(reason(t))
+		}
+	}
+	return nil
+}
+
+// Tolerated reports whether any toleration tolerates the taint, by the
+// Kubernetes rules: a set effect must equal the taint's (empty matches all
+// effects); a set key must equal the taint's (empty matches any key);
+// Exists ignores the value, Equal or empty requires equal values; Lt/Gt
+// (rejected by Karmada's validation) never match.
+func Tolerated(tols []corev1.Toleration, t *corev1.Taint) bool {
+	for i := range tols {
+		tol := &tols[i]
+		if tol.Effect != "" && tol.Effect != t.Effect {
+			continue
+		}
+		if tol.Key != "" && tol.Key != t.Key {
+			continue
+		}
+		switch tol.Operator {
+		case corev1.TolerationOpExists:
+			return true
+		case "", corev1.TolerationOpEqual:
+			if tol.Value == t.Value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reason is Karmada's wording, "cluster(s) had untolerated taint {key=value:Effect}"
+// ({key:Effect} without a value).
+func reason(t *corev1.Taint) string {
+	kv := t.Key
+	if t.Value != "" {
+		kv += "=" + t.Value
+	}
+	return "cluster(s) had untolerated taint {" + kv + ":" + string(t.Effect) + "}"
+}
