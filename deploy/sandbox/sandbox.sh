@@ -83,6 +83,15 @@ launch() {
   echo "$pid" >"$d/pids/$comp.pid"
 }
 
+# alive PID: the process exists and is not a zombie (an exited child of ours may stay
+# a zombie until init reaps it, which can take seconds in some containers).
+alive() {
+  local st
+  st=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  st=${st##*) }
+  [[ ${st%% *} != Z ]]
+}
+
 # stop components (in parallel), TERM then KILL after a grace period.
 terminate() {
   local name=$1; shift
@@ -95,15 +104,25 @@ terminate() {
   done
   for pid in "${pids[@]}"; do
     for ((i = 0; i < 150; i++)); do
-      kill -0 "$pid" 2>/dev/null || break
+      alive "$pid" || break
       sleep 0.1
     done
-    if kill -0 "$pid" 2>/dev/null; then
+    if alive "$pid"; then
       log "$name: pid $pid did not exit after TERM, killing"
       kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
     fi
   done
   for comp in "$@"; do rm -f "$(cdir "$name")/pids/$comp.pid"; done
+  STOPPED_PIDS+=("${pids[@]}")
+}
+
+# Exited but not yet reaped (zombie, parent is init): give init a moment so that
+# `pgrep` right after stop/down comes back empty. Bounded; harmless if it times out.
+wait_reaped() {
+  local pid i
+  for pid in "$@"; do
+    for ((i = 0; i < 50; i++)); do [[ -e /proc/$pid ]] || break; sleep 0.1; done
+  done
 }
 
 # ---------------------------------------------------------------- creation
@@ -113,7 +132,7 @@ port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # Allocate ports for a new cluster: free now and not claimed by another cluster's ports file.
 alloc_ports() {
   local claimed p n=0 out=()
-  claimed=" $(cat "$SANDBOX_DIR"/*/ports 2>/dev/null | sed -n 's/^[A-Z_]*=//p' | tr '\n' ' ') "
+  claimed=" $( { cat "$SANDBOX_DIR"/*/ports 2>/dev/null || true; } | sed -n 's/^[A-Z_]*=//p' | tr '\n' ' ') "
   for ((p = SANDBOX_PORT_BASE; n < 5 && p < 65000; p++)); do
     [[ $claimed == *" $p "* ]] && continue
     port_free "$p" || continue
@@ -162,8 +181,8 @@ create() {
       "extendedKeyUsage=serverAuth" "keyUsage=critical,digitalSignature,keyEncipherment" >apiserver.ext
     openssl x509 -req -in apiserver.csr -CA ca.crt -CAkey ca.key -CAcreateserial -sha256 -days 3650 \
       -extfile apiserver.ext -out apiserver.crt 2>/dev/null
-    openssl genrsa -out sa.key 2048 2>/dev/null
-    openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+    openssl ecparam -name prime256v1 -genkey -noout -out sa.key 2>/dev/null # ES256 tokens
+    openssl ec -in sa.key -pubout -out sa.pub 2>/dev/null
     rm -f apiserver.csr ca.srl
     chmod 600 ./*.key
   )
@@ -197,10 +216,17 @@ api() { # method path [curl args...]; prints body, fails on HTTP >= 400 (except 
   curl -sS --max-time 10 --cacert "$D/pki/ca.crt" -H "Authorization: Bearer $TOKEN" -X "$m" "$@" "$URL$p"
 }
 
-wait_until() { # deadline description command...
-  local deadline=$1 what=$2; shift 2
+# wait_until DEADLINE CLUSTER CMD...: poll CMD until it succeeds; fail at the deadline
+# or as soon as a component already launched for CLUSTER has died.
+wait_until() {
+  local deadline=$1 name=$2 comp; shift 2
   until "$@"; do
-    if ((SECONDS >= deadline)); then return 1; fi
+    ((SECONDS < deadline)) || return 1
+    for comp in "${COMPONENTS[@]}"; do
+      if [[ -f $(cdir "$name")/pids/$comp.pid ]] && ! running_pid "$name" "$comp" >/dev/null; then
+        return 1
+      fi
+    done
     sleep 0.25
   done
 }
@@ -259,7 +285,10 @@ start_cluster() {
   local name=$1 t0=$SECONDS deadline
   deadline=$((SECONDS + SANDBOX_TIMEOUT))
   load "$name"
-  local kc=$D/component.kubeconfig
+  local kc=$D/component.kubeconfig comp
+  for comp in "${COMPONENTS[@]}"; do # drop stale pid files of crashed components
+    running_pid "$name" "$comp" >/dev/null || rm -f "$D/pids/$comp.pid"
+  done
   launch "$name" etcd \
     --name="$name" --data-dir="$D/etcd" \
     --listen-client-urls="http://127.0.0.1:$ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$ETCD_PORT" \
@@ -276,9 +305,9 @@ start_cluster() {
     --service-account-issuer=https://kubernetes.default.svc.cluster.local \
     --service-cluster-ip-range="$SERVICE_CIDR" \
     --disable-admission-plugins=ServiceAccount --allow-privileged=true --profiling=false
-  if ! wait_until "$deadline" apiserver apiserver_ready; then
+  if ! wait_until "$deadline" "$name" apiserver_ready; then
     all_alive "$name" || true
-    die "$name: kube-apiserver not ready after ${SANDBOX_TIMEOUT}s; see $D/logs/kube-apiserver.log"
+    die "$name: kube-apiserver not ready (logs in $D/logs)"
   fi
   launch "$name" kube-controller-manager \
     --kubeconfig="$kc" --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" \
@@ -294,22 +323,24 @@ start_cluster() {
   launch "$name" kwok \
     --kubeconfig="$kc" -c "$SANDBOX_BIN/kwok-stages.yaml" \
     --manage-all-nodes=false --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-    --cidr=10.244.0.1/16 --node-ip=127.0.0.1 ${SANDBOX_KWOK_ARGS:-}
+    --cidr=10.244.0.1/16 --node-ip=127.0.0.1 --node-lease-duration-seconds=40 ${SANDBOX_KWOK_ARGS:-}
   local ok=1
-  wait_until "$deadline" nodes nodes_ready "$name" || ok=0
-  wait_until "$deadline" kcm healthz_ok "$KCM_PORT" || ok=0
-  wait_until "$deadline" scheduler healthz_ok "$SCHEDULER_PORT" || ok=0
+  wait_until "$deadline" "$name" nodes_ready "$name" || ok=0
+  wait_until "$deadline" "$name" healthz_ok "$KCM_PORT" || ok=0
+  wait_until "$deadline" "$name" healthz_ok "$SCHEDULER_PORT" || ok=0
   all_alive "$name" || ok=0
-  ((ok)) || die "$name: not ready after ${SANDBOX_TIMEOUT}s (logs in $D/logs)"
+  ((ok)) || die "$name: not ready (logs in $D/logs)"
   log "$name: ready at $URL in $((SECONDS - t0))s (kubeconfig $SANDBOX_DIR/$name.kubeconfig)"
 }
 
 stop_cluster() {
   local name=$1
   exists "$name" || die "$name: unknown cluster"
+  STOPPED_PIDS=()
   terminate "$name" kwok kube-scheduler kube-controller-manager
   terminate "$name" kube-apiserver
   terminate "$name" etcd
+  wait_reaped "${STOPPED_PIDS[@]}"
   log "$name: stopped"
 }
 
@@ -334,6 +365,7 @@ start_many() {
 
 with_lock() { # serialise state changes between concurrent invocations
   mkdir -p "$SANDBOX_DIR"
+  [[ -f $SANDBOX_DIR/.gitignore ]] || echo '*' >"$SANDBOX_DIR/.gitignore"
   exec 9>"$SANDBOX_DIR/.lock"
   flock 9
 }
