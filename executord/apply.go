@@ -194,12 +194,13 @@ func (w *worker) apply(ctx context.Context, cause events.Event, p events.Placeme
 	default:
 		return w.applyError(ctx, cause, status, err)
 	}
-	out, err := ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
+	// Logged before the call, so a crash never hides an apply that reached the member.
+	w.log.Info("applying", zap.String("workload", p.Key.String()), zap.Int64("generation", p.Generation), zap.Int32("replicas", replicas))
 	w.d.metrics.applies.WithLabelValues(w.name).Inc()
+	out, err := ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if err != nil {
 		return w.applyError(ctx, cause, status, err)
 	}
-	w.log.Info("applied", zap.String("workload", p.Key.String()), zap.Int64("generation", p.Generation), zap.Int32("replicas", replicas))
 	return w.publishObserved(ctx, cause, status, out)
 }
 
