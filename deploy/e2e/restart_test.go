@@ -26,6 +26,7 @@ func TestKilledSchedulerdAndExecutordLoseNothingAndRepeatNothing(t *testing.T) {
 	s.startAll()
 	s.joinAll()
 	ns := fmt.Sprintf("restart-%d", time.Now().Unix())
+	t.Cleanup(func() { s.deleteNamespace(ns) })
 	const perBatch = 15
 	policy := fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy

@@ -243,3 +243,11 @@ func (s *system) cleanMembers(namespace string, deployments, services []string) 
 		}
 	}
 }
+
+// deleteNamespace removes a test namespace from every member (its pods hold
+// the fake nodes' pod capacity otherwise).
+func (s *system) deleteNamespace(ns string) {
+	for _, m := range members {
+		_ = s.member(m).CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	}
+}
