@@ -2,11 +2,14 @@ package executord
 
 import (
 	"context"
+	"sync/atomic"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flotilla-io/flotilla/events/natsbus"
 	"sync"
 	"time"
 
@@ -49,6 +52,8 @@ type worker struct {
 	mu     sync.Mutex
 	work   map[events.ObjectKey]events.WorkStatus        // last status published per template
 	placed map[events.ObjectKey]events.PlacementDecision // last placement seen per template
+	// consumer is set once the cluster's durable consumer is bound.
+	consumer atomic.Pointer[natsbus.Consumer]
 }
 
 func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.Config) (*worker, error) {
@@ -105,6 +110,7 @@ func (w *worker) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.consumer.Store(c)
 	go w.resyncLoop(ctx)
 	return c.Run(ctx, w.handle)
 }

@@ -86,7 +86,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			d.work[s.Cluster] = append(d.work[s.Cluster], s)
 		}
 	}
-	d.deps.Health.Add("executord", func() error { return nil })
+	d.deps.Health.Add("executord cluster consumers", d.workersReady)
 	defer d.stopAll()
 	if d.cfg.PullMode() {
 		w, err := newWorker(d, d.cfg.Cluster, events.ClusterRegistration{Name: d.cfg.Cluster}, d.deps.PullConfig)
@@ -157,6 +157,18 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 	}
 	d.workers[r.Name] = w
 	w.start(d.ctx, d.work[r.Name])
+	return nil
+}
+
+// workersReady fails while any served cluster's consumer is not pulling.
+func (d *Daemon) workersReady() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for name, w := range d.workers {
+		if err := w.consumer.Load().Ready(); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
 	return nil
 }
 

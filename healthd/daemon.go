@@ -85,7 +85,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.deps.Health.Add("healthd consumer", func() error { return nil })
+	d.deps.Health.Add("consumer "+ConsumerName, c.Ready)
 	d.deps.Log.Info("healthd ready", zap.Int("members", len(d.probers)), zap.Duration("probe_interval", d.cfg.ProbeInterval))
 	err = c.Run(ctx, d.Handle)
 	d.mu.Lock()

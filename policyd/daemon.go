@@ -52,7 +52,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.deps.Health.Add("policyd consumer", func() error { return nil })
+	d.deps.Health.Add("consumer "+ConsumerName, c.Ready)
 	d.deps.Log.Info("policyd ready", zap.Int("objects", len(d.h.st.records)), zap.Int("bindings", len(d.h.st.bindings)))
 	return c.Run(ctx, d.h.Handle)
 }

@@ -66,7 +66,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.deps.Health.Add("schedulerd consumers", func() error { return nil })
+	d.deps.Health.Add("consumer "+PolicyConsumer, pc.Ready)
+	d.deps.Health.Add("consumer "+HealthConsumer, hc.Ready)
 	d.deps.Log.Info("schedulerd ready", zap.Int("members", len(d.h.members)), zap.Int("bindings", len(d.h.bindings)))
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return pc.Run(ctx, d.h.Handle) })

@@ -41,6 +41,23 @@ func TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries(t *testing.T) {
 		return nil
 	})
 
+	// Every daemon reports ready (NATS connected, consumers pulling) and exposes its metrics.
+	for _, d := range []string{"policyd", "schedulerd", "healthd", "executord"} {
+		base := s.endpoint(d)
+		if code, body := httpGet(t, base+"/readyz"); code != 200 {
+			t.Errorf("%s /readyz = %d %s", d, code, body)
+		}
+		if _, body := httpGet(t, base+"/metrics"); !strings.Contains(body, "flotilla_events_published_total") && !strings.Contains(body, "flotilla_events_handled_total") {
+			t.Errorf("%s /metrics lacks the flotilla_ event counters", d)
+		}
+	}
+	if _, body := httpGet(t, s.endpoint("executord")+"/metrics"); !strings.Contains(body, `flotilla_executor_applies_total{cluster="cluster1"}`) {
+		t.Errorf("executord /metrics lacks the apply counter")
+	}
+	if _, body := httpGet(t, s.endpoint("healthd")+"/metrics"); !strings.Contains(body, `flotilla_cluster_ready{cluster="cluster1"} 1`) {
+		t.Errorf("healthd /metrics lacks per-cluster health")
+	}
+
 	// Scale the template to 12: the members follow 6/4/2.
 	raw, err := os.ReadFile(filepath.Join(seed000, "my-app.yaml"))
 	if err != nil {

@@ -6,6 +6,9 @@ package e2e
 
 import (
 	"bytes"
+	"io"
+	"net/http"
+	"regexp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -250,4 +253,34 @@ func (s *system) deleteNamespace(ns string) {
 	for _, m := range members {
 		_ = s.member(m).CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	}
+}
+
+var servingLine = regexp.MustCompile(`serving /metrics /healthz /readyz\s+\{"addr": "([^"]+)"\}`)
+
+// endpoint returns http://<addr> of a daemon's /metrics, /healthz, /readyz (from its log).
+func (s *system) endpoint(name string) string {
+	s.t.Helper()
+	var addr string
+	eventually(s.t, 10*time.Second, name+" serving its endpoints", func() error {
+		b, _ := os.ReadFile(filepath.Join(s.dir, name+".log"))
+		m := servingLine.FindAllStringSubmatch(string(b), -1)
+		if len(m) == 0 {
+			return fmt.Errorf("not yet")
+		}
+		addr = m[len(m)-1][1]
+		return nil
+	})
+	return "http://" + addr
+}
+
+// httpGet returns the status code and body of a GET.
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -41,9 +42,21 @@ func (s *ConsumerSpec) defaults() {
 
 // Consumer is a bound durable consumer.
 type Consumer struct {
-	bus  *Bus
-	spec ConsumerSpec
-	c    jetstream.Consumer
+	bus     *Bus
+	spec    ConsumerSpec
+	c       jetstream.Consumer
+	running atomic.Bool
+}
+
+// Ready reports whether Run is pulling messages (for /readyz).
+func (c *Consumer) Ready() error {
+	if c == nil || !c.running.Load() {
+		return errors.New("consumer not running")
+	}
+	if !c.bus.Connected() {
+		return errors.New("NATS disconnected")
+	}
+	return nil
 }
 
 // Bind creates the durable consumer if missing (idempotently) and returns it.
@@ -96,6 +109,8 @@ func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
 		return fmt.Errorf("consume %s: %w", c.spec.Name, err)
 	}
 	go func() { <-ctx.Done(); it.Stop() }()
+	c.running.Store(true)
+	defer c.running.Store(false)
 	for {
 		m, err := it.Next()
 		if err != nil {
