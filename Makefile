@@ -20,7 +20,7 @@ build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/flotilla
 
 ## test: every test: unit tests and the e2e suite against real sandbox apiservers
-test: tools build clusters
+test: tools build clusters demo-down
 	FLOTILLA_E2E=1 FLOTILLA_SANDBOX=$(CURDIR)/.sandbox FLOTILLA_BIN=$(CURDIR)/$(BIN) \
 		$(GO) test -count=1 -timeout 30m ./...
 
@@ -32,8 +32,9 @@ unit:
 demo: tools build clusters
 	bash deploy/demo.sh
 
+## demo-down: stop the demo's flotilla up (make test does this first: two executords would fight over the members)
 demo-down:
-	-pkill -f "$(BIN) up --data-dir $(CURDIR)/.flotilla" ; true
+	@-pkill -f "$(BIN) up --data-dir $(CURDIR)/.flotilla" ; true
 
 ## bench: scheduler and renderer benchmarks
 bench:
