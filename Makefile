@@ -34,7 +34,7 @@ demo: tools build clusters
 
 ## demo-down: stop the demo's flotilla up (make test does this first: two executords would fight over the members)
 demo-down:
-	@-pkill -f "$(BIN) up --data-dir $(CURDIR)/.flotilla" ; true
+	@-pkill -f "[b]in/flotilla up --data-dir $(CURDIR)/.flotilla" ; true
 
 ## bench: scheduler and renderer benchmarks
 bench:
