@@ -41,6 +41,42 @@ func TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries(t *testing.T) {
 		return nil
 	})
 
+	explained := s.mustCLI("explain", "deployment/my-app", "-n", "default")
+	for _, want := range []string{"Policy:      propagationpolicy/my-app-policy -n default", "cluster1=3 cluster2=2 cluster3=1", "Webster", "feasible"} {
+		if !strings.Contains(explained, want) {
+			t.Errorf("explain lacks %q:\n%s", want, explained)
+		}
+	}
+
+	// A workload no cluster fits says why, one line per cluster.
+	nowhere := filepath.Join(s.dir, "nowhere.yaml")
+	_ = os.WriteFile(nowhere, []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: nowhere, namespace: default}
+data: {k: v}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: nowhere, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: v1, kind: ConfigMap, name: nowhere}]
+  placement: {clusterAffinity: {clusterNames: [mars]}}
+`), 0o644)
+	s.mustCLI("apply", "-f", nowhere)
+	eventually(t, 30*time.Second, "an unschedulable placement for configmap/nowhere", func() error {
+		out, _, code := s.cli("explain", "configmap/nowhere")
+		if code != 0 {
+			return fmt.Errorf("explain exit %d", code)
+		}
+		for _, m := range members {
+			if !strings.Contains(out, m+"  ") || !strings.Contains(out, "ClusterAffinity: ") || !strings.Contains(out, "Scheduled:   no") {
+				return fmt.Errorf("explain:\n%s", out)
+			}
+		}
+		return nil
+	})
+	s.mustCLI("delete", "-f", nowhere)
+
 	// Every daemon reports ready (NATS connected, consumers pulling) and exposes its metrics.
 	for _, d := range []string{"policyd", "schedulerd", "healthd", "executord"} {
 		base := s.endpoint(d)

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+func newExplain(g *globals) *cobra.Command {
+	var namespace, output string
+	c := &cobra.Command{
+		Use:   "explain KIND/NAME [-n NS]",
+		Short: "Explain a placement: the policy, every cluster's verdict, the scores and the replica arithmetic",
+		Long: `Explain why a template is placed where it is: which policy claimed it,
+which clusters passed every filter and why each other cluster was left out
+(one line per cluster, plugin and reason), the scores, and how the replicas
+were divided. Read from the latest placement decision on the bus.`,
+		Example: "  flotilla explain deployment/my-app\n  flotilla explain deploy/nginx-web -n default -o json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bus, err := g.connect(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer bus.Close()
+			p, err := findPlacement(cmd.Context(), bus, args[0], namespace)
+			if err != nil {
+				return err
+			}
+			if output == "json" || output == "yaml" {
+				_, err := printStructured(cmd.OutOrStdout(), output, []events.PlacementDecision{p})
+				return err
+			}
+			explain(cmd.OutOrStdout(), p)
+			return nil
+		},
+	}
+	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")
+	c.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the whole decision")
+	return c
+}
+
+func findPlacement(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (events.PlacementDecision, error) {
+	kind, name, ok := strings.Cut(ref, "/")
+	if !ok || name == "" {
+		return events.PlacementDecision{}, fmt.Errorf("%q: want KIND/NAME, e.g. deployment/my-app", ref)
+	}
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements)
+	if err != nil {
+		return events.PlacementDecision{}, err
+	}
+	for _, m := range ms {
+		var p events.PlacementDecision
+		if m.Err != nil || events.Decode(m.Event, &p) != nil {
+			continue
+		}
+		if kindMatches(kind, p.Key.Kind) && p.Key.Name == name && (p.Key.Namespace == namespace || p.Key.Namespace == "") {
+			if events.Type(m.Event.Type()) == events.TypePlacementRemoved {
+				return p, fmt.Errorf("%s -n %s was deleted; its placement was withdrawn", ref, namespace)
+			}
+			return p, nil
+		}
+	}
+	return events.PlacementDecision{}, fmt.Errorf("no placement for %s -n %s: is the template applied and claimed by a policy? (flotilla get policies)", ref, namespace)
+}
+
+func explain(out io.Writer, p events.PlacementDecision) {
+	fmt.Fprintf(out, "Template:    %s\n", p.Key.Ref())
+	if b := p.Binding; b != nil && b.Policy != nil {
+		ns := ""
+		if b.Policy.Namespace != "" {
+			ns = " -n " + b.Policy.Namespace
+		}
+		fmt.Fprintf(out, "Policy:      %s/%s%s\n", strings.ToLower(b.Policy.Kind), b.Policy.Name, ns)
+		if b.Replicas > 0 {
+			fmt.Fprintf(out, "Replicas:    %d\n", b.Replicas)
+		}
+	}
+	fmt.Fprintf(out, "Generation:  %d (binding revision %d), decided %s\n", p.Generation, p.BindingRevision, p.DecidedAt.Format("2006-01-02 15:04:05Z07:00"))
+	fmt.Fprintf(out, "Strategy:    %s\n", p.Strategy)
+	if p.Scheduled {
+		fmt.Fprintln(out, "Scheduled:   yes")
+	} else {
+		fmt.Fprintf(out, "Scheduled:   no: %s\n", p.Error)
+	}
+	var placed []string
+	for _, c := range p.Clusters {
+		placed = append(placed, fmt.Sprintf("%s=%d", c.Name, c.Replicas))
+	}
+	fmt.Fprintf(out, "Placement:   %s\n", orNone(strings.Join(placed, " ")))
+	if p.Division != "" {
+		fmt.Fprintf(out, "Division:    %s\n", p.Division)
+	}
+	fmt.Fprintln(out, "Clusters:")
+	names := map[string]bool{}
+	for _, n := range p.Feasible {
+		names[n] = true
+	}
+	for n := range p.Diagnosis {
+		names[n] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for n := range names {
+		sorted = append(sorted, n)
+	}
+	sort.Strings(sorted)
+	w := table(out)
+	fmt.Fprintln(w, "  CLUSTER\tVERDICT\tSCORE\tREASON")
+	for _, n := range sorted {
+		if reasons, out := p.Diagnosis[n]; out {
+			fmt.Fprintf(w, "  %s\tfiltered\t-\t%s\n", n, strings.Join(reasons, "; "))
+			continue
+		}
+		fmt.Fprintf(w, "  %s\tfeasible\t%d\t\n", n, p.Scores[n])
+	}
+	_ = w.Flush()
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(out, "Warning:     %s\n", warn)
+	}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
