@@ -75,7 +75,11 @@ spec:
 		}
 		return nil
 	})
-	s.mustCLI("delete", "-f", nowhere)
+	s.mustCLI("delete", "configmap/nowhere", "-n", "default")
+	s.mustCLI("delete", "pp/nowhere")
+	if out := s.mustCLI("get", "policies"); strings.Contains(out, "nowhere") {
+		t.Errorf("policy still listed after delete pp/nowhere:\n%s", out)
+	}
 
 	// Every daemon reports ready (NATS connected, consumers pulling) and exposes its metrics.
 	for _, d := range []string{"policyd", "schedulerd", "healthd", "executord"} {

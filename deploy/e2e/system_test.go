@@ -6,15 +6,15 @@ package e2e
 
 import (
 	"bytes"
-	"io"
-	"net/http"
-	"regexp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
