@@ -275,15 +275,43 @@ func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags)
 	if err != nil {
 		return err
 	}
-	var items []events.WorkStatus
+	type workID struct {
+		key     events.ObjectKey
+		cluster string
+	}
+	reported := map[workID]events.WorkStatus{}
 	for _, m := range ms {
 		var s events.WorkStatus
 		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeWorkStatusChanged || events.Decode(m.Event, &s) != nil {
 			continue
 		}
 		if l.wants(s.Key.Namespace) {
-			items = append(items, s)
+			reported[workID{s.Key, s.Cluster}] = s
 		}
+	}
+	// Join with the placements: a placed cluster executord has not reported
+	// on yet is Pending; a reported one the placement no longer lists is
+	// Deleting until executord reports it gone.
+	pls, err := placements(ctx, bus, l)
+	if err != nil {
+		return err
+	}
+	placed := map[workID]bool{}
+	var items []events.WorkStatus
+	for _, p := range pls {
+		for _, c := range p.Clusters {
+			id := workID{p.Key, c.Name}
+			placed[id] = true
+			if _, ok := reported[id]; !ok {
+				items = append(items, events.WorkStatus{Key: p.Key, Cluster: c.Name, Generation: p.Generation, Phase: events.WorkPending, Replicas: c.Replicas, CreatedAt: p.DecidedAt})
+			}
+		}
+	}
+	for id, s := range reported {
+		if !placed[id] {
+			s.Phase = events.WorkDeleting
+		}
+		items = append(items, s)
 	}
 	sort.Slice(items, func(i, j int) bool {
 		if items[i].Key.String() != items[j].Key.String() {
