@@ -10,6 +10,8 @@ const (
 	TypeObjectApplied = Type("io.flotilla.object.applied.v1") // data: the Kubernetes object (JSON)
 	TypeObjectDeleted = Type("io.flotilla.object.deleted.v1") // data: apiVersion, kind, metadata.name/namespace
 	TypeSecretSealed  = Type("io.flotilla.secret.sealed.v1")  // data: SealedSecret (cluster credentials, sealed)
+	// data: apiVersion, kind, metadata.name/namespace of the template to place afresh
+	TypeRescheduleRequested = Type("io.flotilla.reschedule.requested.v1")
 
 	// policyd
 	TypeObjectAccepted      = Type("io.flotilla.object.accepted.v1")      // data: ObjectRecord
@@ -87,6 +89,7 @@ var Catalogue = []Entry{
 	{TypeObjectApplied, "CLI / external", "flotilla.input.<key>", StreamInput, "a template, policy or Cluster was applied"},
 	{TypeObjectDeleted, "CLI / external", "flotilla.input.<key>", StreamInput, "a template, policy or Cluster was deleted"},
 	{TypeSecretSealed, "CLI", "flotilla.input.<key>", StreamInput, "cluster credentials, sealed to the credentials key"},
+	{TypeRescheduleRequested, "CLI / external", "flotilla.input.<key>", StreamInput, "place a template afresh (flotilla reschedule), as Karmada's rescheduleTriggeredAt"},
 	{TypeObjectAccepted, "policyd", "flotilla.object.<key>", StreamPolicy, "policyd validated and stored an object (with its generation)"},
 	{TypeObjectRemoved, "policyd", "flotilla.object.<key>", StreamPolicy, "policyd removed an object"},
 	{TypeObjectRejected, "policyd", "flotilla.rejected.<key>", StreamPolicy, "policyd refused an object, with the reasons"},

@@ -39,6 +39,8 @@ func (h *Handler) Handle(ctx context.Context, e events.Event) error {
 		return h.HandleObjectDeleted(ctx, e)
 	case events.TypeSecretSealed:
 		return h.HandleSecretSealed(ctx, e)
+	case events.TypeRescheduleRequested:
+		return h.HandleRescheduleRequested(ctx, e)
 	}
 	return events.Permanent(fmt.Errorf("unknown event type %q on the input stream (known: %s, %s, %s)",
 		e.Type(), events.TypeObjectApplied, events.TypeObjectDeleted, events.TypeSecretSealed))
@@ -215,6 +217,39 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 	raw, _ := json.Marshal(s)
 	key := events.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}
 	return h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()})
+}
+
+// HandleRescheduleRequested republishes a template's binding with
+// rescheduleRequestedAt set, so schedulerd places it afresh.
+func (h *Handler) HandleRescheduleRequested(ctx context.Context, e events.Event) error {
+	var obj struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string `json:"name"`
+			Namespace string `json:"namespace"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(e.Data(), &obj); err != nil || obj.Kind == "" || obj.Metadata.Name == "" {
+		return events.Permanent(fmt.Errorf("reschedule needs apiVersion, kind and metadata.name: %v", err))
+	}
+	key := KeyOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace, obj.Metadata.Name)
+	b, ok := h.st.bindings[key]
+	if !ok || !h.st.bindingLive[key] {
+		return events.Permanent(fmt.Errorf("reschedule %s: no policy has claimed it", key))
+	}
+	at := e.Time().UTC()
+	if at.IsZero() {
+		at = h.now().UTC()
+	}
+	b.RescheduleRequestedAt = &at
+	b.Revision++
+	if err := h.publish(ctx, e, events.TypeBindingChanged, events.BindingSubject(key), key.String(),
+		events.DeterministicID("binding", key.String(), fmt.Sprint(b.Revision)), b); err != nil {
+		return err
+	}
+	h.st.bindings[key] = b
+	return nil
 }
 
 // rebind recomputes a template's binding and publishes it if it changed.

@@ -242,6 +242,11 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 	if hadLast {
 		in.Previous = last.Clusters
 	}
+	// An explicit reschedule newer than the last decision asks for a Fresh
+	// division (reference §1.1 rule 3, §2.5).
+	if r := b.RescheduleRequestedAt; r != nil && (!hadLast || r.After(last.DecidedAt)) {
+		in.Fresh = true
+	}
 	res := h.sched.Schedule(in)
 	p := events.PlacementDecision{
 		Key: k, Generation: b.Generation, BindingRevision: b.Revision, Scheduled: res.Scheduled, Clusters: res.Clusters,

@@ -69,7 +69,7 @@ See where they run:         flotilla get work`,
 		c.GroupID = "daemons"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newJoin(g), newApply(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newWatch(g), newReplay(g), newPublish(g),
+	for _, c := range []*cobra.Command{newJoin(g), newApply(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newReschedule(g), newWatch(g), newReplay(g), newPublish(g),
 		newSimulate(g),
 	} {
 		c.GroupID = "client"
