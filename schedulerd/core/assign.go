@@ -43,7 +43,7 @@ func assignReplicas(req *framework.Request, strategy policy.StrategyKind, select
 		for i, c := range selected {
 			parts[i] = party{name: c.name(), seats: desired}
 		}
-		line = fmt.Sprintf("Duplicated: %d replicas on each of %d clusters", desired, len(selected))
+		line = "Duplicated: " + strconv.FormatInt(desired, 10) + " replicas on each of " + strconv.Itoa(len(selected)) + " clusters"
 	case policy.StrategyStaticWeight:
 		parts, line = divideStatic(req.Placement, selected, desired, desc, warnings)
 	case policy.StrategyDynamicWeight, policy.StrategyAggregated:
@@ -54,7 +54,7 @@ func assignReplicas(req *framework.Request, strategy policy.StrategyKind, select
 			parts, line, err = divideDynamic(aggregated, selected, desired, in.Previous, in.Fresh, desc)
 		}
 	case policy.StrategyCostOptimized:
-		err = errors.New("replicaDivisionPreference CostOptimized is not supported by the scheduler core")
+		parts, line, err = divideCostOptimized(req, selected, desired)
 	default:
 		err = errors.New("replicaDivisionPreference must be Aggregated or Weighted when replicaSchedulingType is Divided")
 	}
@@ -67,13 +67,25 @@ func assignReplicas(req *framework.Request, strategy policy.StrategyKind, select
 // targets drops zero entries (a workload's 0s are removed, reference §2.2
 // rule 4) and sorts by name.
 func targets(parts []party) []events.TargetCluster {
-	out := make([]events.TargetCluster, 0, len(parts))
+	n := 0
 	for _, p := range parts {
 		if p.seats > 0 {
+			n++
+		}
+	}
+	out := make([]events.TargetCluster, 0, n)
+	sorted := true
+	for _, p := range parts {
+		if p.seats > 0 {
+			if len(out) > 0 && p.name < out[len(out)-1].Name {
+				sorted = false
+			}
 			out = append(out, events.TargetCluster{Name: p.name, Replicas: int32(p.seats)})
 		}
 	}
-	slices.SortFunc(out, func(a, b events.TargetCluster) int { return cmpString(a.Name, b.Name) })
+	if !sorted {
+		slices.SortFunc(out, func(a, b events.TargetCluster) int { return cmpString(a.Name, b.Name) })
+	}
 	return out
 }
 

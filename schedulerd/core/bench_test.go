@@ -67,6 +67,18 @@ func BenchmarkSchedule(b *testing.B) {
 					}
 				}
 			})
+			// The daemon's faster path: the clusters prepared once
+			// (framework.NewSnapshot) and shared between decisions.
+			snap := in
+			snap.Clusters, snap.Snapshot = nil, framework.NewSnapshot(cs)
+			b.Run(fmt.Sprintf("clusters=%d/strategy=%s/input=snapshot", n, st.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if r := s.Schedule(snap); !r.Scheduled {
+						b.Fatal(r.Error)
+					}
+				}
+			})
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/schedulerd/framework"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -18,58 +19,47 @@ type estimator struct {
 
 type request struct {
 	name  corev1.ResourceName
-	milli bool // compare in milli-units (cpu); others in whole units
-	value int64
+	value int64 // in framework.Units
 }
 
 func newEstimator(b *events.Binding, workload bool) estimator {
 	e := estimator{workload: workload, desired: int64(b.Replicas)}
 	for name, q := range b.ReplicaRequirements {
-		r := request{name: name, milli: name == corev1.ResourceCPU}
-		if r.milli {
-			r.value = q.MilliValue()
-		} else {
-			r.value = q.Value()
-		}
-		if r.value > 0 {
-			e.requests = append(e.requests, r)
+		if v := framework.Units(name, q); v > 0 {
+			e.requests = append(e.requests, request{name: name, value: v})
 		}
 	}
 	return e
 }
 
-// free returns the cluster's AllocatableReplicas for the binding:
+// freeOf returns the cluster's AllocatableReplicas for the binding:
 //   - non-workloads: MaxInt32 (no estimator is asked);
 //   - no figures (nil Allocatable): 0, not "unknown", as Karmada's general
 //     estimator answers for a cluster without a resource summary;
 //   - otherwise the free pods (allocatable - allocated - allocating), lowered
-//     to free/request for every requested resource. A requested resource the
-//     cluster does not report at all gives 0; so does a summary without
-//     "pods", as in Karmada.
+//     to free/request for every requested resource (nvidia.com/gpu
+//     included). A requested resource the cluster does not report at all
+//     gives 0; so does a summary without "pods", as in Karmada.
 //
 // An answer of MaxInt32 or more means "unbounded" and becomes the desired
-// replica count.
-func (e *estimator) free(alloc, allocated, allocating corev1.ResourceList) int64 {
+// replica count. The free amounts come from ClusterInfo.Free, which a
+// Snapshot has computed once.
+func (e *estimator) freeOf(c *framework.ClusterInfo) int64 {
 	if !e.workload {
 		return math.MaxInt32
 	}
-	if alloc == nil {
+	if c.Allocatable == nil {
 		return 0
 	}
-	n := amount(alloc, corev1.ResourcePods, false) - amount(allocated, corev1.ResourcePods, false) - amount(allocating, corev1.ResourcePods, false)
+	n, _ := c.Free(corev1.ResourcePods) // not reported: 0
 	for _, r := range e.requests {
 		if n <= 0 {
 			break
 		}
-		q, ok := alloc[r.name]
+		v, ok := c.Free(r.name)
 		if !ok {
 			return 0
 		}
-		v := q.Value()
-		if r.milli {
-			v = q.MilliValue()
-		}
-		v -= amount(allocated, r.name, r.milli) + amount(allocating, r.name, r.milli)
 		if k := v / r.value; k < n {
 			n = k
 		}
@@ -83,13 +73,7 @@ func (e *estimator) free(alloc, allocated, allocating corev1.ResourceList) int64
 	return n
 }
 
-func amount(l corev1.ResourceList, name corev1.ResourceName, milli bool) int64 {
-	q, ok := l[name]
-	if !ok {
-		return 0
-	}
-	if milli {
-		return q.MilliValue()
-	}
-	return q.Value()
+// free is freeOf for a bare resource summary.
+func (e *estimator) free(alloc, allocated, allocating corev1.ResourceList) int64 {
+	return e.freeOf(&framework.ClusterInfo{Allocatable: alloc, Allocated: allocated, Allocating: allocating})
 }

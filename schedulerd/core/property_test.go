@@ -102,3 +102,12 @@ func TestScheduleProperties(t *testing.T) {
 		t.Errorf("only %d of 3000 random cases scheduled; the generator is too harsh to test much", scheduled)
 	}
 }
+
+func randomInputs(n int) []Input {
+	r := rand.New(rand.NewPCG(3, 4))
+	out := make([]Input, n)
+	for i := range out {
+		out[i] = randomInput(r)
+	}
+	return out
+}

@@ -10,6 +10,7 @@ package core
 
 import (
 	"slices"
+	"sync"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
@@ -22,8 +23,15 @@ type Input struct {
 	// ReplicaRequirements and Spec.Placement (nil Spec: the zero placement,
 	// i.e. every cluster, Duplicated).
 	Binding events.Binding
-	// Clusters is the snapshot; names must be unique.
+	// Clusters is the snapshot; names must be unique. Ignored when Snapshot
+	// is set.
 	Clusters []framework.ClusterInfo
+	// Snapshot, when non-nil, is used instead of Clusters: the same
+	// clusters prepared once by framework.NewSnapshot, so that a decision
+	// does not re-derive facts, free resources and prices per cluster. The
+	// shell can keep one between cluster changes and share it between
+	// concurrent decisions. Both ways give the same Result.
+	Snapshot *framework.Snapshot
 	// Previous is the binding's current result (empty on first schedule).
 	Previous []events.TargetCluster
 	// Evicted names the clusters with graceful eviction tasks for this binding.
@@ -52,8 +60,15 @@ type Result struct {
 	Diagnosis map[string][]string
 	// Scores: every feasible cluster -> the sum of the score plugins.
 	Scores map[string]int64
-	// Division explains the replica arithmetic in one line.
+	// Division explains the replica arithmetic in one line, ending with
+	// the cost per hour when replicas landed on priced clusters.
 	Division string
+	// CostPerHour is what the placement costs per hour at the clusters'
+	// prices (framework.AnnotationCPUPrice, AnnotationMemoryPrice): the sum
+	// over the placement of replicas × the per-replica price
+	// (framework.ReplicaCost). Clusters without prices add nothing; 0 when
+	// no replica landed on a priced cluster, and when not scheduled.
+	CostPerHour float64
 	// Error says why the binding is unschedulable; "" when Scheduled.
 	Error string
 	// Unfit: the failure is "no cluster fits" (the filters left nothing).
@@ -71,25 +86,72 @@ type Result struct {
 type Scheduler struct {
 	profile  framework.Profile
 	prepares []framework.PreparePlugin
+	// filterPrep[i] and scorePrep[i] index prepares for Filters[i] and
+	// Scores[i] (-1: the plugin has no Prepare), so a Skip status can skip
+	// the plugin.
+	filterPrep []int
+	scorePrep  []int
+	// normalizers[i] is Scores[i] as a NormalizeScorePlugin, or nil.
+	normalizers []framework.NormalizeScorePlugin
 }
 
 // New returns a scheduler running the given profile.
 func New(p framework.Profile) *Scheduler {
 	s := &Scheduler{profile: p}
-	seen := map[string]bool{}
-	add := func(pl framework.Plugin) {
-		if pp, ok := pl.(framework.PreparePlugin); ok && !seen[pp.Name()] {
-			seen[pp.Name()] = true
+	index := map[string]int{}
+	add := func(pl framework.Plugin) int {
+		pp, ok := pl.(framework.PreparePlugin)
+		if !ok {
+			return -1
+		}
+		i, seen := index[pp.Name()]
+		if !seen {
+			i = len(s.prepares)
+			index[pp.Name()] = i
 			s.prepares = append(s.prepares, pp)
 		}
+		return i
 	}
 	for _, f := range p.Filters {
-		add(f)
+		s.filterPrep = append(s.filterPrep, add(f))
 	}
 	for _, sc := range p.Scores {
-		add(sc)
+		s.scorePrep = append(s.scorePrep, add(sc))
+		n, _ := sc.(framework.NormalizeScorePlugin)
+		s.normalizers = append(s.normalizers, n)
 	}
 	return s
+}
+
+// scratch is per-call working memory, pooled so that a decision allocates
+// little more than its Result.
+type scratch struct {
+	view     []*framework.ClusterInfo // the clusters, sorted by name
+	feasible []*framework.ClusterInfo
+	cands    []candidate
+	prepared []*framework.Status // per prepare plugin
+	filters  []int               // filters in force for the request
+	raw      []int64             // one score plugin's scores
+	failed   []diagnosed
+	order    []int32
+	sorted   []candidate
+}
+
+type diagnosed struct {
+	cluster string
+	reasons []string
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+func (sc *scratch) release() {
+	clear(sc.view)
+	clear(sc.feasible)
+	clear(sc.cands)
+	clear(sc.sorted)
+	clear(sc.prepared)
+	sc.view, sc.feasible, sc.cands, sc.prepared = sc.view[:0], sc.feasible[:0], sc.cands[:0], sc.prepared[:0]
+	scratchPool.Put(sc)
 }
 
 // Schedule decides the placement of in.Binding. With clusterAffinities it
@@ -97,10 +159,13 @@ func New(p framework.Profile) *Scheduler {
 // explicit reschedule); the first term that schedules wins, and if none
 // does the first failure is returned (reference §1.2).
 func (s *Scheduler) Schedule(in Input) Result {
+	sc := scratchPool.Get().(*scratch)
+	defer sc.release()
+	sc.view = viewOf(&in, sc.view)
 	pl := placementOf(&in.Binding)
 	terms := pl.ClusterAffinities
 	if len(terms) == 0 {
-		return s.scheduleTerm(&in, &pl, -1)
+		return s.scheduleTerm(&in, &pl, -1, sc)
 	}
 	start := 0
 	if !in.Fresh {
@@ -110,7 +175,7 @@ func (s *Scheduler) Schedule(in Input) Result {
 	}
 	var first Result
 	for i := start; i < len(terms); i++ {
-		r := s.scheduleTerm(&in, &pl, i)
+		r := s.scheduleTerm(&in, &pl, i, sc)
 		if r.Scheduled {
 			if i > start {
 				r.Warnings = append(r.Warnings, "clusterAffinities term "+quote(terms[start].AffinityName)+" could not be scheduled ("+first.Error+"); used term "+quote(terms[i].AffinityName))
@@ -124,23 +189,45 @@ func (s *Scheduler) Schedule(in Input) Result {
 	return first
 }
 
+// viewOf lists the input's clusters in name order: a snapshot is sorted
+// already; Clusters are sorted here when they are not (the daemon's are),
+// so that everything downstream sees one order whatever the input order.
+func viewOf(in *Input, buf []*framework.ClusterInfo) []*framework.ClusterInfo {
+	cs := in.Clusters
+	if in.Snapshot != nil {
+		cs = in.Snapshot.Clusters()
+	}
+	buf = slices.Grow(buf[:0], len(cs))
+	sorted := true
+	for i := range cs {
+		if i > 0 && cs[i].Name < cs[i-1].Name {
+			sorted = false
+		}
+		buf = append(buf, &cs[i])
+	}
+	if !sorted {
+		slices.SortFunc(buf, func(a, b *framework.ClusterInfo) int { return cmpString(a.Name, b.Name) })
+	}
+	return buf
+}
+
 // scheduleTerm is one full scheduling pass with the given clusterAffinities
 // term in force (-1: placement.clusterAffinity or none).
-func (s *Scheduler) scheduleTerm(in *Input, pl *policy.Placement, term int) Result {
+func (s *Scheduler) scheduleTerm(in *Input, pl *policy.Placement, term int, sc *scratch) Result {
 	req := newRequest(in, pl, term)
 	strategy := pl.Strategy()
 	res := Result{Strategy: string(strategy), AffinityName: req.AffinityName}
 
-	feasible := s.filter(req, in.Clusters, &res)
+	feasible := s.filter(req, sc, &res)
 	if len(feasible) == 0 {
 		res.Unfit = true
-		res.Error = fitError(len(in.Clusters), res.Diagnosis)
+		res.Error = fitError(len(sc.view), res.Diagnosis)
 		return res
 	}
-	cands := s.score(req, feasible, &res)
+	cands := s.score(req, feasible, sc, &res)
 	if capacityMatters(req, strategy) {
 		estimateCapacity(req, cands)
-		orderCandidates(cands)
+		cands = orderCandidates(cands, sc)
 	}
 
 	selected, err := selectClusters(req, strategy, cands, &res.Warnings)
@@ -156,6 +243,9 @@ func (s *Scheduler) scheduleTerm(in *Input, pl *policy.Placement, term int) Resu
 	}
 	res.Scheduled = true
 	res.Clusters = targets
+	if req.Workload {
+		res.CostPerHour, res.Division = costOf(req, selected, targets, res.Division)
+	}
 	return res
 }
 
@@ -202,15 +292,40 @@ func newRequest(in *Input, pl *policy.Placement, term int) *framework.Request {
 	return req
 }
 
+// prepare runs every Prepare once for the request and records the answers
+// in sc.prepared. It returns the reasons of failed Prepares, which every
+// cluster then carries.
+func (s *Scheduler) prepare(req *framework.Request, sc *scratch) []string {
+	var failed []string
+	sc.prepared = sc.prepared[:0]
+	for _, p := range s.prepares {
+		st := p.Prepare(req)
+		sc.prepared = append(sc.prepared, st)
+		if st.IsSuccess() || st.IsSkip() {
+			continue
+		}
+		for _, r := range st.Reasons {
+			failed = append(failed, p.Name()+": "+r)
+		}
+	}
+	return failed
+}
+
+// skipped reports whether the plugin with Prepare index i asked to be
+// skipped for this request.
+func skipped(sc *scratch, i int) bool {
+	return i >= 0 && sc.prepared[i].IsSkip()
+}
+
 // filter runs every filter plugin on every cluster and records every
 // failure; a cluster is feasible only if all pass (reference §1 step 2).
-func (s *Scheduler) filter(req *framework.Request, clusters []framework.ClusterInfo, res *Result) []*framework.ClusterInfo {
-	var failedPrepare []string
-	for _, p := range s.prepares {
-		if st := p.Prepare(req); !st.IsSuccess() {
-			for _, r := range st.Reasons {
-				failedPrepare = append(failedPrepare, p.Name()+": "+r)
-			}
+// The feasible clusters come out in name order.
+func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*framework.ClusterInfo {
+	failedPrepare := s.prepare(req, sc)
+	sc.filters = sc.filters[:0]
+	for i := range s.profile.Filters {
+		if !skipped(sc, s.filterPrep[i]) {
+			sc.filters = append(sc.filters, i)
 		}
 	}
 	// Most filtered clusters fail one plugin for one shared reason: they
@@ -219,22 +334,25 @@ func (s *Scheduler) filter(req *framework.Request, clusters []framework.ClusterI
 		plugin int
 		reason string
 	}
-	shared := map[reasonKey][]string{}
+	var shared map[reasonKey][]string
 	diagnosis := func(pi int, reason string) []string {
 		k := reasonKey{pi, reason}
 		d, ok := shared[k]
 		if !ok {
+			if shared == nil {
+				shared = make(map[reasonKey][]string)
+			}
 			d = []string{s.profile.Filters[pi].Name() + ": " + reason}
 			shared[k] = d
 		}
 		return d
 	}
-	feasible := make([]*framework.ClusterInfo, 0, len(clusters))
-	for i := range clusters {
-		c := &clusters[i]
+	feasible := sc.feasible[:0]
+	failed := sc.failed[:0]
+	for _, c := range sc.view {
 		var reasons []string
-		for pi, f := range s.profile.Filters {
-			st := f.Filter(req, c)
+		for _, pi := range sc.filters {
+			st := s.profile.Filters[pi].Filter(req, c)
 			if st.IsSuccess() {
 				continue
 			}
@@ -252,11 +370,17 @@ func (s *Scheduler) filter(req *framework.Request, clusters []framework.ClusterI
 			feasible = append(feasible, c)
 			continue
 		}
-		if res.Diagnosis == nil {
-			res.Diagnosis = make(map[string][]string)
-		}
-		res.Diagnosis[c.Name] = reasons
+		failed = append(failed, diagnosed{c.Name, reasons})
 	}
+	if len(failed) > 0 {
+		// Built once at its final size: growing it showed in profiles.
+		res.Diagnosis = make(map[string][]string, len(failed))
+		for _, f := range failed {
+			res.Diagnosis[f.cluster] = f.reasons
+		}
+	}
+	clear(failed)
+	sc.feasible, sc.failed = feasible, failed[:0]
 	return feasible
 }
 
@@ -283,37 +407,70 @@ type candidate struct {
 
 func (c *candidate) name() string { return c.c.Name }
 
-// score sums the score plugins per feasible cluster (reference §1 step 3).
-func (s *Scheduler) score(req *framework.Request, feasible []*framework.ClusterInfo, res *Result) []candidate {
-	cands := make([]candidate, len(feasible))
-	res.Scores = make(map[string]int64, len(feasible))
-	res.Feasible = make([]string, len(feasible))
+// score sums the score plugins per feasible cluster (reference §1 step 3),
+// normalising the scores of plugins that ask for it first. feasible is in
+// name order, so Result.Feasible needs no sort.
+func (s *Scheduler) score(req *framework.Request, feasible []*framework.ClusterInfo, sc *scratch, res *Result) []candidate {
+	n := len(feasible)
+	cands := slices.Grow(sc.cands[:0], n)[:n]
+	tiers := len(req.Affinities) > 1 // only overflow affinities make tiers other than 0
 	for i, c := range feasible {
-		var total int64
-		for _, p := range s.profile.Scores {
-			if v, st := p.Score(req, c); st.IsSuccess() {
-				total += v
-			}
+		cands[i] = candidate{c: c}
+		if req.Previous != nil {
+			cands[i].prev = int64(req.Previous[c.Name])
 		}
-		cands[i] = candidate{c: c, score: total, prev: int64(req.Previous[c.Name])}
-		if len(req.Affinities) > 1 { // only overflow affinities make tiers other than 0
+		if tiers {
 			cands[i].tier = req.Tier(c)
 		}
-		res.Scores[c.Name] = total
+	}
+	for pi, p := range s.profile.Scores {
+		if skipped(sc, s.scorePrep[pi]) {
+			continue
+		}
+		norm := s.normalizers[pi]
+		if norm == nil {
+			for i, c := range feasible {
+				if v, st := p.Score(req, c); st.IsSuccess() {
+					cands[i].score += v
+				}
+			}
+			continue
+		}
+		raw := slices.Grow(sc.raw[:0], n)[:n]
+		for i, c := range feasible {
+			v, st := p.Score(req, c)
+			if !st.IsSuccess() {
+				v = 0
+			}
+			raw[i] = v
+		}
+		if norm.NormalizeScore(req, feasible, raw).IsSuccess() {
+			for i := range cands {
+				cands[i].score += raw[i]
+			}
+		}
+		sc.raw = raw
+	}
+	res.Scores = make(map[string]int64, n)
+	res.Feasible = make([]string, n)
+	for i, c := range feasible {
+		res.Scores[c.Name] = cands[i].score
 		res.Feasible[i] = c.Name
 	}
-	slices.Sort(res.Feasible)
+	sc.cands = cands
 	return cands
 }
 
 // capacityMatters reports whether free capacity or the candidate order can
-// change the result: dynamic division, spread selection, overflow tiers.
-// Duplicated and static weights without spread constraints depend on
-// neither (their output is sorted by name and Webster ties are broken by
-// seats and name), so the estimate and the sort are skipped for them.
+// change the result: dynamic and cost-optimised division, spread
+// selection, overflow tiers. Duplicated and static weights without spread
+// constraints depend on neither (their output is sorted by name and
+// Webster ties are broken by seats and name), so the estimate and the sort
+// are skipped for them.
 func capacityMatters(req *framework.Request, strategy policy.StrategyKind) bool {
 	switch {
-	case strategy == policy.StrategyDynamicWeight, strategy == policy.StrategyAggregated:
+	case strategy == policy.StrategyDynamicWeight, strategy == policy.StrategyAggregated,
+		strategy == policy.StrategyCostOptimized:
 		return true
 	case len(req.Affinities) > 1:
 		return true
@@ -326,20 +483,33 @@ func capacityMatters(req *framework.Request, strategy policy.StrategyKind) bool 
 func estimateCapacity(req *framework.Request, cands []candidate) {
 	e := newEstimator(req.Binding, req.Workload)
 	for i := range cands {
-		c := cands[i].c
-		cands[i].free = e.free(c.Allocatable, c.Allocated, c.Allocating)
+		cands[i].free = e.freeOf(cands[i].c)
 		cands[i].avail = cands[i].free + cands[i].prev
 	}
 }
 
 // orderCandidates sorts by overflow tier ascending, score descending,
 // AvailableReplicas descending, name ascending (reference §4.1). The key
-// is total, so the order does not depend on the snapshot's order.
-func orderCandidates(cands []candidate) {
-	slices.SortFunc(cands, compareCandidates)
+// is total, so the order does not depend on the snapshot's order. It sorts
+// indices and then moves the candidates once: cheaper than swapping
+// candidates.
+func orderCandidates(cands []candidate, sc *scratch) []candidate {
+	order := sc.order[:0]
+	for i := range cands {
+		order = append(order, int32(i))
+	}
+	slices.SortFunc(order, func(a, b int32) int { return compareCandidatePtrs(&cands[a], &cands[b]) })
+	out := slices.Grow(sc.sorted[:0], len(cands))
+	for _, i := range order {
+		out = append(out, cands[i])
+	}
+	sc.order, sc.sorted, sc.cands = order, cands, out
+	return out
 }
 
-func compareCandidates(a, b candidate) int {
+func compareCandidates(a, b candidate) int { return compareCandidatePtrs(&a, &b) }
+
+func compareCandidatePtrs(a, b *candidate) int {
 	switch {
 	case a.tier != b.tier:
 		return cmpInt(a.tier, b.tier)

@@ -28,35 +28,43 @@ func tieDescending(uid string) bool {
 // party with fewer seats, then by name in the direction desc says. Priorities
 // are compared as float64 quotients, as Karmada does. It runs in
 // O(n log len(parties)) with a binary heap and does not allocate beyond the
-// heap's index slice.
+// heap's index and priority slices.
 func webster(n int64, parties []party, desc bool) {
 	if n <= 0 || len(parties) == 0 {
 		return
 	}
-	h := websterHeap{p: parties, desc: desc, idx: make([]int32, len(parties))}
+	h := websterHeap{p: parties, desc: desc, idx: make([]int32, len(parties)), pri: make([]float64, len(parties))}
 	for i := range h.idx {
 		h.idx[i] = int32(i)
+		h.pri[i] = priority(&parties[i])
 	}
 	for i := len(h.idx)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
 	for ; n > 0; n-- {
-		parties[h.idx[0]].seats++
+		top := h.idx[0]
+		parties[top].seats++
+		h.pri[top] = priority(&parties[top])
 		h.down(0)
 	}
+}
+
+// priority is the party's Sainte-Laguë quotient for its next seat.
+func priority(p *party) float64 {
+	return float64(p.weight) / float64(2*p.seats+1)
 }
 
 type websterHeap struct {
 	p    []party
 	idx  []int32
+	pri  []float64 // by party: priority(&p[i]), kept current
 	desc bool
 }
 
 // before reports whether party a gets the next seat ahead of party b.
 func (h *websterHeap) before(a, b int32) bool {
 	pa, pb := &h.p[a], &h.p[b]
-	qa := float64(pa.weight) / float64(2*pa.seats+1)
-	qb := float64(pb.weight) / float64(2*pb.seats+1)
+	qa, qb := h.pri[a], h.pri[b]
 	if qa != qb {
 		return qa > qb
 	}

@@ -3,12 +3,18 @@ package framework
 import (
 	"github.com/flotilla-io/flotilla/events/policy"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // ClusterInfo is the scheduler's immutable view of one member cluster: the
 // registered Cluster object (policyd), its health (healthd) and its capacity
-// and API list (healthd). A snapshot is a []ClusterInfo; plugins must not
-// modify it.
+// and API list (healthd). A snapshot is a []ClusterInfo or, prepared once
+// for many decisions, a *Snapshot; plugins must not modify it.
+//
+// A ClusterInfo taken from a Snapshot carries what the snapshot derived
+// from it (facts, free resources, prices); the accessors below read that
+// and compute the same answer from the fields otherwise. Changing a field
+// of such a copy leaves the derived data stale: build a new Snapshot.
 type ClusterInfo struct {
 	Name        string
 	Labels      map[string]string
@@ -32,10 +38,53 @@ type ClusterInfo struct {
 	Allocatable corev1.ResourceList
 	Allocated   corev1.ResourceList
 	Allocating  corev1.ResourceList
+
+	derived *derived // set by NewSnapshot; nil: compute on demand
 }
 
 // Facts returns what cluster selectors look at (name, labels, provider,
 // region, zones), for policy.ClusterAffinity.Matches.
 func (c *ClusterInfo) Facts() policy.ClusterFacts {
+	if c.derived != nil {
+		return c.derived.facts
+	}
 	return policy.FactsOf(c.Name, c.Labels, c.Spec)
+}
+
+// Free returns how much of a resource the cluster has left, allocatable −
+// allocated − allocating, in Units; ok is false when Allocatable does not
+// report the resource at all. Figures missing from Allocated or Allocating
+// count as 0.
+func (c *ClusterInfo) Free(name corev1.ResourceName) (free int64, ok bool) {
+	if d := c.derived; d != nil {
+		for i := range d.free {
+			if d.free[i].name == name {
+				return d.free[i].free, true
+			}
+		}
+		return 0, false
+	}
+	q, ok := c.Allocatable[name]
+	if !ok {
+		return 0, false
+	}
+	return Units(name, q) - unitsIn(c.Allocated, name) - unitsIn(c.Allocating, name), true
+}
+
+// Units is the integer unit the general estimator compares a resource in:
+// millicores for cpu, whole units (rounded up) for everything else, as
+// Karmada's estimator does.
+func Units(name corev1.ResourceName, q resource.Quantity) int64 {
+	if name == corev1.ResourceCPU {
+		return q.MilliValue()
+	}
+	return q.Value()
+}
+
+func unitsIn(l corev1.ResourceList, name corev1.ResourceName) int64 {
+	q, ok := l[name]
+	if !ok {
+		return 0
+	}
+	return Units(name, q)
 }

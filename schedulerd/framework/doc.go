@@ -1,8 +1,9 @@
 // Package framework is the scheduler's plugin API: the cluster snapshot
-// entry (ClusterInfo), the per-call input (Request), a plugin's answer
-// (Status), one small interface per extension point (FilterPlugin,
-// ScorePlugin, and the optional PreparePlugin) and the ordered plugin list
-// (Profile). The in-tree plugins live one per package under
+// (ClusterInfo, and Snapshot for clusters prepared once for many
+// decisions), the per-call input (Request), a plugin's answer (Status), one
+// small interface per extension point (FilterPlugin, ScorePlugin, and the
+// optional PreparePlugin and NormalizeScorePlugin) and the ordered plugin
+// list (Profile). The in-tree plugins live one per package under
 // schedulerd/plugins; plugins.DefaultProfile lists them in order.
 //
 // Plugins are pure: no I/O, no clock, no logging, no metrics (they import
@@ -14,7 +15,9 @@
 // # Writing a plugin
 //
 // Seed 004 asks for GPU-aware placement: prefer clusters with more free
-// GPUs. That is a Score plugin, one file in its own package:
+// GPUs. That is a Score plugin, one file in its own package; the real one
+// is schedulerd/plugins/gpu (in plugins.DefaultProfile), and reads like
+// this, less its comments:
 //
 //	// Package gpu scores clusters by their free GPUs.
 //	package gpu
@@ -26,32 +29,59 @@
 //
 //	const Name = "GPU"
 //
-//	const gpu corev1.ResourceName = "nvidia.com/gpu"
+//	const Resource corev1.ResourceName = "nvidia.com/gpu"
 //
-//	// GPU scores a cluster with its free GPUs (allocatable - allocated -
-//	// allocating), capped at 100 so it weighs like the other scores.
 //	type GPU struct{}
 //
 //	func (GPU) Name() string { return Name }
 //
-//	func (GPU) Score(_ *framework.Request, c *framework.ClusterInfo) (int64, *framework.Status) {
-//		if c.Allocatable == nil {
-//			return 0, nil // no figures reported: no preference
+//	// Prepare: replicas without a GPU request skip the plugin.
+//	func (GPU) Prepare(req *framework.Request) *framework.Status {
+//		if q, ok := req.Binding.ReplicaRequirements[Resource]; !ok || q.Sign() <= 0 {
+//			return framework.Skipped()
 //		}
-//		total, used, pending := c.Allocatable[gpu], c.Allocated[gpu], c.Allocating[gpu]
-//		free := total.Value() - used.Value() - pending.Value()
-//		return min(max(free, 0), 100), nil
+//		return nil
 //	}
 //
-// To run it, add it to a profile, e.g. in the daemon's wiring:
+//	// Score: the free GPUs (allocatable - allocated - allocating).
+//	func (GPU) Score(_ *framework.Request, c *framework.ClusterInfo) (int64, *framework.Status) {
+//		free, ok := c.Free(Resource)
+//		if !ok || free < 0 {
+//			return 0, nil
+//		}
+//		return free, nil
+//	}
+//
+//	// NormalizeScore: 0..100 relative to the roomiest feasible cluster.
+//	func (GPU) NormalizeScore(_ *framework.Request, _ []*framework.ClusterInfo, scores []int64) *framework.Status {
+//		var most int64
+//		for _, s := range scores {
+//			most = max(most, s)
+//		}
+//		for i, s := range scores {
+//			if most > 0 {
+//				scores[i] = s * 100 / most
+//			} else {
+//				scores[i] = 0
+//			}
+//		}
+//		return nil
+//	}
+//
+// To run a plugin, list it in plugins.DefaultProfile (the one place that
+// names the in-tree plugins, with why they come in that order), or add it
+// to a profile in the daemon's wiring:
 //
 //	p := plugins.DefaultProfile()
-//	p.Scores = append(p.Scores, gpu.GPU{})
+//	p.Scores = append(p.Scores, myplugin.New())
 //	s := core.New(p)
 //
 // A filter plugin is the same shape with Filter instead of Score, returning
 // framework.Unfit("cluster(s) have no free GPU") to rule a cluster out. A
 // plugin that would redo work per cluster (parsing selectors, building
 // indexes) implements PreparePlugin and caches the result in the request
-// with req.SetState(Name, v).
+// with req.SetState(Name, v); one with nothing to do for a request returns
+// framework.Skipped() from Prepare and is not called per cluster. Per-
+// cluster figures (free resources, prices) come from ClusterInfo's
+// accessors, which a Snapshot computes once for many decisions.
 package framework

@@ -27,11 +27,24 @@ type ScorePlugin interface {
 // PreparePlugin is optional for filter and score plugins: Prepare runs once
 // per request before any Filter or Score call, to parse or index what would
 // otherwise be recomputed per cluster; it caches the result with
-// req.SetState(Name(), v). A non-success status makes every cluster
-// unschedulable for that plugin with the status' reasons.
+// req.SetState(Name(), v). Skipped() tells the core the plugin has nothing
+// to do for this request, so it is not called per cluster. Any other
+// non-success status makes every cluster unschedulable for that plugin
+// with the status' reasons.
 type PreparePlugin interface {
 	Plugin
 	Prepare(req *Request) *Status
+}
+
+// NormalizeScorePlugin is optional for score plugins whose raw scores only
+// mean something relative to each other (prices, free GPUs).
+// NormalizeScore runs once per request after Score was called on every
+// feasible cluster; clusters[i] got scores[i] (0 where Score failed), in
+// name order. It rewrites scores in place, by convention to 0..100. A
+// non-success status drops the plugin's contribution for every cluster.
+type NormalizeScorePlugin interface {
+	ScorePlugin
+	NormalizeScore(req *Request, clusters []*ClusterInfo, scores []int64) *Status
 }
 
 // Profile is the ordered list of plugins a scheduler runs.

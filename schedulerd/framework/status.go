@@ -14,6 +14,10 @@ const (
 	// Error: the plugin could not decide (bad input, a bug). The cluster is
 	// left out, with the error as its reason.
 	Error
+	// Skip, from Prepare only: the plugin has nothing to say about this
+	// request (e.g. no preferences, no GPUs requested); the core then calls
+	// neither its Filter nor its Score for the request.
+	Skip
 )
 
 func (c Code) String() string {
@@ -24,6 +28,8 @@ func (c Code) String() string {
 		return "Unschedulable"
 	case Error:
 		return "Error"
+	case Skip:
+		return "Skip"
 	}
 	return "Unknown"
 }
@@ -40,6 +46,12 @@ func NewStatus(code Code, reasons ...string) *Status {
 	return &Status{Code: code, Reasons: reasons}
 }
 
+// skip is shared: a Skip status carries no data.
+var skip = &Status{Code: Skip}
+
+// Skipped returns the Skip status (see Skip).
+func Skipped() *Status { return skip }
+
 // Unfit is shorthand for NewStatus(Unschedulable, reasons...).
 func Unfit(reasons ...string) *Status {
 	return &Status{Code: Unschedulable, Reasons: reasons}
@@ -48,6 +60,11 @@ func Unfit(reasons ...string) *Status {
 // IsSuccess reports whether s is nil or has code Success.
 func (s *Status) IsSuccess() bool {
 	return s == nil || s.Code == Success
+}
+
+// IsSkip reports whether s has code Skip.
+func (s *Status) IsSkip() bool {
+	return s != nil && s.Code == Skip
 }
 
 // Message joins the reasons with "; ".

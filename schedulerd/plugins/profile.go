@@ -8,6 +8,8 @@ import (
 	"github.com/flotilla-io/flotilla/schedulerd/plugins/clusteraffinity"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins/clustereviction"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins/clusterlocality"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/cost"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/gpu"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins/preferredaffinity"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins/spreadconstraint"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins/tainttoleration"
@@ -24,9 +26,16 @@ import (
 // check. This is also Karmada's registry order minus the feature-gated
 // workload (anti-)affinity plugins.
 //
-// Scores are summed: ClusterLocality (100 for clusters already running the
-// binding, so reschedules do not move work needlessly) and the seed-004 soft
-// preferences (their weights).
+// Scores are summed, so their order changes no result; they are listed from
+// the strongest habit to the most situational: ClusterLocality (100 for
+// clusters already running the binding, so reschedules do not move work
+// needlessly), the seed-004 soft preferences (their weights, stated by the
+// user), then the two that read cluster figures and are normalised to
+// 0..100 across the feasible clusters: Cost (seed 002: cheaper clusters
+// score higher; nothing without price annotations) and GPU (seed 004: more
+// free GPUs score higher; only for replicas that request GPUs). Keeping
+// the normalised ones at most 100 means that, alone, neither outweighs
+// locality: a running workload is not moved for a cheaper cluster.
 func DefaultProfile() framework.Profile {
 	return framework.Profile{
 		Filters: []framework.FilterPlugin{
@@ -39,6 +48,8 @@ func DefaultProfile() framework.Profile {
 		Scores: []framework.ScorePlugin{
 			clusterlocality.New(),
 			preferredaffinity.New(),
+			cost.New(),
+			gpu.New(),
 		},
 	}
 }

@@ -20,6 +20,15 @@ func New() ClusterEviction { return ClusterEviction{} }
 // Name implements framework.Plugin.
 func (ClusterEviction) Name() string { return Name }
 
+// Prepare implements framework.PreparePlugin: a binding without eviction
+// tasks has nothing to check per cluster.
+func (ClusterEviction) Prepare(req *framework.Request) *framework.Status {
+	if len(req.Evicted) == 0 {
+		return framework.Skipped()
+	}
+	return nil
+}
+
 // Filter implements framework.FilterPlugin.
 func (ClusterEviction) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
 	if req.IsEvicted(c.Name) {

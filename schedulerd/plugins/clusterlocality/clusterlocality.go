@@ -20,6 +20,15 @@ func New() ClusterLocality { return ClusterLocality{} }
 // Name implements framework.Plugin.
 func (ClusterLocality) Name() string { return Name }
 
+// Prepare implements framework.PreparePlugin: on a first schedule every
+// cluster scores 0, so there is nothing to do per cluster.
+func (ClusterLocality) Prepare(req *framework.Request) *framework.Status {
+	if len(req.Previous) == 0 {
+		return framework.Skipped()
+	}
+	return nil
+}
+
 // Score implements framework.ScorePlugin.
 func (ClusterLocality) Score(req *framework.Request, c *framework.ClusterInfo) (int64, *framework.Status) {
 	if req.InPrevious(c.Name) {

@@ -42,7 +42,7 @@ type term struct {
 func (PreferredClusterAffinity) Prepare(req *framework.Request) *framework.Status {
 	prefs := preferences(req)
 	if len(prefs) == 0 {
-		return nil
+		return framework.Skipped()
 	}
 	terms := make([]term, 0, len(prefs))
 	for _, p := range prefs {
@@ -60,6 +60,9 @@ func (PreferredClusterAffinity) Prepare(req *framework.Request) *framework.Statu
 			t.fields = framework.CompileAffinity(&policy.ClusterAffinity{FieldSelector: &policy.FieldSelector{MatchExpressions: mf}})
 		}
 		terms = append(terms, t)
+	}
+	if len(terms) == 0 {
+		return framework.Skipped()
 	}
 	req.SetState(Name, terms)
 	return nil

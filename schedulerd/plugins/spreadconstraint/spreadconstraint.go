@@ -25,6 +25,18 @@ func New() SpreadConstraint { return SpreadConstraint{} }
 // Name implements framework.Plugin.
 func (SpreadConstraint) Name() string { return Name }
 
+// Prepare implements framework.PreparePlugin: without a provider, region
+// or zone constraint there is nothing to check per cluster.
+func (SpreadConstraint) Prepare(req *framework.Request) *framework.Status {
+	for _, sc := range req.Placement.SpreadConstraints {
+		switch sc.SpreadByField {
+		case "provider", "region", "zone":
+			return nil
+		}
+	}
+	return framework.Skipped()
+}
+
 // Filter implements framework.FilterPlugin.
 func (SpreadConstraint) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
 	for _, sc := range req.Placement.SpreadConstraints {

@@ -3,6 +3,8 @@
 package tainttoleration
 
 import (
+	"sync"
+
 	"github.com/flotilla-io/flotilla/schedulerd/framework"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -22,6 +24,43 @@ func New() TaintToleration { return TaintToleration{} }
 // Name implements framework.Plugin.
 func (TaintToleration) Name() string { return Name }
 
+// Prepare implements framework.PreparePlugin: it gives the request a cache
+// of failure statuses, so that the many clusters carrying the same taint
+// (health taints such as not-ready) share one status instead of building
+// the reason string each.
+func (TaintToleration) Prepare(req *framework.Request) *framework.Status {
+	req.SetState(Name, new(statusCache))
+	return nil
+}
+
+// statusCache holds one Unfit status per distinct untolerated taint of a
+// request. Filter may run concurrently, hence the lock; it is only taken
+// on the failure path.
+type statusCache struct {
+	mu      sync.Mutex
+	entries []cached
+}
+
+type cached struct {
+	key, value string
+	effect     corev1.TaintEffect
+	st         *framework.Status
+}
+
+func (sc *statusCache) unfit(t *corev1.Taint) *framework.Status {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	for i := range sc.entries {
+		e := &sc.entries[i]
+		if e.key == t.Key && e.value == t.Value && e.effect == t.Effect {
+			return e.st
+		}
+	}
+	st := framework.Unfit(reason(t))
+	sc.entries = append(sc.entries, cached{t.Key, t.Value, t.Effect, st})
+	return st
+}
+
 // Filter implements framework.FilterPlugin.
 func (TaintToleration) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
 	if len(c.Spec.Taints) == 0 || req.InPrevious(c.Name) {
@@ -34,6 +73,9 @@ func (TaintToleration) Filter(req *framework.Request, c *framework.ClusterInfo) 
 			continue
 		}
 		if !Tolerated(tols, t) {
+			if sc, ok := req.State(Name).(*statusCache); ok {
+				return sc.unfit(t)
+			}
 			return framework.Unfit(reason(t))
 		}
 	}
