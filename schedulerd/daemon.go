@@ -119,6 +119,7 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 			h.placements[p.Key] = p
 		}
 	})
+	h.snap = nil
 	// Members known only from health reports (deregistered) are dropped.
 	for n, m := range h.members {
 		if m.reg.Generation == 0 {

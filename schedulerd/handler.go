@@ -35,6 +35,9 @@ type Handler struct {
 	bindings   map[events.ObjectKey]events.Binding
 	placements map[events.ObjectKey]events.PlacementDecision
 	now        func() time.Time
+	// snap is the cluster snapshot decisions share; nil after any cluster
+	// change, rebuilt on the next decision.
+	snap *framework.Snapshot
 }
 
 // NewHandler returns a handler with empty state.
@@ -153,6 +156,7 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		}
 		h.member(c.Cluster).capacity = &c
 	}
+	h.snap = nil
 	return h.rescheduleAfterClusterChange(ctx, e)
 }
 
@@ -238,7 +242,10 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 		return nil
 	}
 	last, hadLast := h.placements[k]
-	in := core.Input{Binding: b, Clusters: h.snapshot()}
+	if h.snap == nil {
+		h.snap = framework.NewSnapshot(h.snapshot())
+	}
+	in := core.Input{Binding: b, Snapshot: h.snap}
 	if hadLast {
 		in.Previous = last.Clusters
 	}

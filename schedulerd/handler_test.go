@@ -1,0 +1,124 @@
+package schedulerd
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/schedulerd/core"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins"
+)
+
+func ev(t *testing.T, typ events.Type, data any) events.Event {
+	t.Helper()
+	e, err := events.New(typ, "/test", "s", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+var key = events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: "my-app"}
+
+func weighted(replicas int32, rev int64, weights map[string]int64) events.Binding {
+	var list []policy.StaticClusterWeight
+	var names []string
+	for _, n := range []string{"cluster1", "cluster2", "cluster3"} {
+		if w, ok := weights[n]; ok {
+			list = append(list, policy.StaticClusterWeight{TargetCluster: policy.ClusterAffinity{ClusterNames: []string{n}}, Weight: w})
+			names = append(names, n)
+		}
+	}
+	spec := &policy.PropagationSpec{Placement: policy.Placement{
+		ClusterAffinity: &policy.ClusterAffinity{ClusterNames: names},
+		ReplicaScheduling: &policy.ReplicaSchedulingStrategy{ReplicaSchedulingType: "Divided", ReplicaDivisionPreference: "Weighted",
+			WeightPreference: &policy.ClusterPreferences{StaticWeightList: list}}}}
+	return events.Binding{Key: key, APIVersion: "apps/v1", Generation: rev, Revision: rev, Replicas: replicas, Spec: spec}
+}
+
+func placements(r *eventstest.Recorder) []events.PlacementDecision {
+	var out []events.PlacementDecision
+	for _, p := range r.OfType(events.TypePlacementDecided) {
+		var d events.PlacementDecision
+		_ = json.Unmarshal(p.Event.Data(), &d)
+		out = append(out, d)
+	}
+	return out
+}
+
+func join(t *testing.T, h *Handler, name string, ready bool) {
+	ctx := context.Background()
+	if err := h.Handle(ctx, ev(t, events.TypeClusterRegistered, events.ClusterRegistration{Name: name, Generation: 1})); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, ev(t, events.TypeClusterHealthChanged, events.ClusterHealth{Cluster: name, Ready: ready, State: "Ready", ObservedAt: time.Now()})); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSeed000BindingIsPlacedThreeTwoOneAndNotRepublishedWhenNothingChanges(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
+	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
+		join(t, h, c, true)
+	}
+	ctx := context.Background()
+	b := weighted(6, 1, map[string]int64{"cluster1": 3, "cluster2": 2, "cluster3": 1})
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+		t.Fatal(err)
+	}
+	ps := placements(rec)
+	if len(ps) != 1 || !ps[0].Scheduled || len(ps[0].Clusters) != 3 || ps[0].Clusters[0].Replicas != 3 || ps[0].Clusters[1].Replicas != 2 || ps[0].Clusters[2].Replicas != 1 {
+		t.Fatalf("placements %+v", ps)
+	}
+	// The same binding delivered again, and a capacity report, change nothing.
+	_ = h.Handle(ctx, ev(t, events.TypeBindingChanged, b))
+	_ = h.Handle(ctx, ev(t, events.TypeClusterCapacityReported, events.ClusterCapacity{Cluster: "cluster1", ObservedAt: time.Now(),
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}}))
+	if n := len(placements(rec)); n != 1 {
+		t.Fatalf("republished: %d placements", n)
+	}
+}
+
+func TestClusterWithoutHealthReportIsNotPlacedUntilReady(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
+	ctx := context.Background()
+	_ = h.Handle(ctx, ev(t, events.TypeClusterRegistered, events.ClusterRegistration{Name: "cluster1", Generation: 1}))
+	_ = h.Handle(ctx, ev(t, events.TypeBindingChanged, weighted(2, 1, map[string]int64{"cluster1": 1})))
+	ps := placements(rec)
+	if len(ps) != 1 || ps[0].Scheduled || len(ps[0].Diagnosis["cluster1"]) == 0 {
+		t.Fatalf("want an unschedulable decision with a reason, got %+v", ps)
+	}
+	// Health arrives: the unplaced binding is retried and placed.
+	_ = h.Handle(ctx, ev(t, events.TypeClusterHealthChanged, events.ClusterHealth{Cluster: "cluster1", Ready: true, ObservedAt: time.Now()}))
+	ps = placements(rec)
+	if len(ps) != 2 || !ps[1].Scheduled || ps[1].Clusters[0].Replicas != 2 {
+		t.Fatalf("after Ready: %+v", ps)
+	}
+}
+
+func TestCatchUpSchedulesBindingsACrashLeftWithoutPlacement(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
+	join(t, h, "cluster1", true)
+	// As after a restart: the binding is known from the rebuild, its placement is not.
+	h.bindings[key] = weighted(3, 4, map[string]int64{"cluster1": 1})
+	if err := h.CatchUp(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ps := placements(rec)
+	if len(ps) != 1 || ps[0].BindingRevision != 4 {
+		t.Fatalf("catch-up: %+v", ps)
+	}
+	if err := h.CatchUp(context.Background()); err != nil || len(placements(rec)) != 1 {
+		t.Fatalf("second catch-up repeated a decision")
+	}
+}
