@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"sync"
@@ -52,6 +51,8 @@ type worker struct {
 	mu     sync.Mutex
 	work   map[events.ObjectKey]events.WorkStatus        // last status published per template
 	placed map[events.ObjectKey]events.PlacementDecision // last placement seen per template
+	// desired is the manifest last applied per template, for drift checks.
+	desired map[events.ObjectKey]map[string]any
 	// consumer is set once the cluster's durable consumer is bound.
 	consumer atomic.Pointer[natsbus.Consumer]
 }
@@ -67,7 +68,8 @@ func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.
 	}
 	return &worker{d: d, name: name, reg: reg, log: d.deps.Log.With(zap.String("cluster", name)), dyn: dyn, kube: kube,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
-		work:   map[events.ObjectKey]events.WorkStatus{}, placed: map[events.ObjectKey]events.PlacementDecision{}}, nil
+		work:   map[events.ObjectKey]events.WorkStatus{}, placed: map[events.ObjectKey]events.PlacementDecision{},
+		desired: map[events.ObjectKey]map[string]any{}}, nil
 }
 
 // ConsumerFor names the durable consumer that serves a cluster.
@@ -142,10 +144,13 @@ func (w *worker) handle(ctx context.Context, e events.Event) error {
 	if target == nil || p.Binding == nil {
 		return w.remove(ctx, e, p.Key, p.Generation, p.BindingRevision)
 	}
-	return w.apply(ctx, e, p, target.Replicas)
+	return w.apply(ctx, e, p, target.Replicas, "")
 }
 
-func (w *worker) apply(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32) error {
+// apply renders and applies one placed template. repair names the field a
+// drift check found changed by hand ("" for a normal apply); a repair applies
+// even when the member's applied-hash says the manifest is current.
+func (w *worker) apply(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32, repair string) error {
 	b := p.Binding
 	var tpl map[string]any
 	if err := json.Unmarshal(b.Template, &tpl); err != nil {
@@ -171,6 +176,7 @@ func (w *worker) apply(ctx context.Context, cause events.Event, p events.Placeme
 	ann[AnnotationAppliedHash] = hash
 	obj.SetAnnotations(ann)
 	status.AppliedHash = hash
+	w.desired[p.Key] = obj.Object
 
 	gvk := obj.GroupVersionKind()
 	mapping, err := w.mapping(gvk)
@@ -193,7 +199,7 @@ func (w *worker) apply(ctx context.Context, cause events.Event, p events.Placeme
 			status.Message = fmt.Sprintf("%s already exists in %s and was not created by Flotilla; conflictResolution is Abort (set spec.conflictResolution: Overwrite to take it over)", p.Key.Ref(), w.name)
 			return w.publish(ctx, cause, status)
 		}
-		if current.GetAnnotations()[AnnotationAppliedHash] == hash {
+		if current.GetAnnotations()[AnnotationAppliedHash] == hash && repair == "" {
 			return w.publishObserved(ctx, cause, status, current) // already holds this manifest
 		}
 	case apierrors.IsNotFound(err):
@@ -206,6 +212,12 @@ func (w *worker) apply(ctx context.Context, cause events.Event, p events.Placeme
 	out, err := ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if err != nil {
 		return w.applyError(ctx, cause, status, err)
+	}
+	if repair != "" {
+		// Reported as an event: the status carries what was put back.
+		w.d.metrics.drift.WithLabelValues(w.name).Inc()
+		w.log.Info("drift repaired", zap.String("workload", p.Key.String()), zap.String("field", repair))
+		status.Message = "drift repaired: " + repair + " was changed in the member"
 	}
 	return w.publishObserved(ctx, cause, status, out)
 }
@@ -227,7 +239,10 @@ func (w *worker) applyError(ctx context.Context, cause events.Event, status even
 
 func (w *worker) publishObserved(ctx context.Context, cause events.Event, status events.WorkStatus, obj *unstructured.Unstructured) error {
 	h := Interpret(obj)
-	status.Phase, status.Message, status.ReadyReplicas, status.ObservedGeneration = h.Phase, h.Message, h.ReadyReplicas, h.ObservedGeneration
+	status.Phase, status.ReadyReplicas, status.ObservedGeneration = h.Phase, h.ReadyReplicas, h.ObservedGeneration
+	if h.Message != "" || h.Phase == events.WorkFailed {
+		status.Message = h.Message
+	}
 	if h.Replicas > 0 {
 		status.Replicas = h.Replicas
 	}
@@ -236,6 +251,7 @@ func (w *worker) publishObserved(ctx context.Context, cause events.Event, status
 
 // remove deletes the template's object from this cluster if Flotilla put it there.
 func (w *worker) remove(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) error {
+	delete(w.desired, key)
 	last, ok := w.work[key]
 	if !ok || last.Phase == events.WorkDeleted {
 		return nil
@@ -373,11 +389,18 @@ func (w *worker) resync(ctx context.Context) {
 			continue
 		}
 		cur, err := w.resource(mapping, key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) || (err == nil && cur.GetAnnotations()[AnnotationAppliedHash] != st.AppliedHash && st.AppliedHash != "") {
-			w.log.Info("drift: object changed or removed by hand, applying again", zap.String("workload", key.String()))
+		drift := ""
+		switch {
+		case apierrors.IsNotFound(err):
+			drift = "the object (deleted)"
+		case err == nil && w.desired[key] != nil:
+			drift = Drift(w.desired[key], cur.Object)
+		}
+		if drift != "" {
+			w.log.Info("drift: the member object was changed by hand, applying again", zap.String("workload", key.String()), zap.String("field", drift))
 			for _, tc := range p.Clusters {
 				if tc.Name == w.name {
-					_ = w.apply(ctx, events.Event{}, p, tc.Replicas)
+					_ = w.apply(ctx, events.Event{}, p, tc.Replicas, drift)
 				}
 			}
 			continue
@@ -394,5 +417,3 @@ func manifestHash(m map[string]any) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:12])
 }
-
-var errNoWorker = errors.New("no worker")

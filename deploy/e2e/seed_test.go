@@ -41,6 +41,24 @@ func TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries(t *testing.T) {
 		return nil
 	})
 
+	// Drift: scaling cluster2's copy by hand is put back on the next resync, and reported.
+	d2, err := s.member("cluster2").AppsV1().Deployments("default").Get(ctx, "my-app", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	five := int32(5)
+	d2.Spec.Replicas = &five
+	if _, err := s.member("cluster2").AppsV1().Deployments("default").Update(ctx, d2, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.expectReplicas(map[string]int32{"cluster1": 3, "cluster2": 2, "cluster3": 1}, wantImage)
+	eventually(t, 30*time.Second, "the drift reported in get work", func() error {
+		if out := s.mustCLI("get", "work", "-o", "wide"); !strings.Contains(out, "drift repaired: spec.replicas") {
+			return fmt.Errorf("%s", out)
+		}
+		return nil
+	})
+
 	explained := s.mustCLI("explain", "deployment/my-app", "-n", "default")
 	for _, want := range []string{"Policy:      propagationpolicy/my-app-policy -n default", "cluster1=3 cluster2=2 cluster3=1", "Webster", "feasible"} {
 		if !strings.Contains(explained, want) {
