@@ -834,6 +834,7 @@ func TestStaticBinary(t *testing.T) {
 var payloads = map[events.Type]func() any{
 	events.TypeObjectApplied:           func() any { return &map[string]any{} },
 	events.TypeObjectDeleted:           func() any { return &deletion{} },
+	events.TypeRescheduleRequested:     func() any { return &deletion{} },
 	events.TypeSecretSealed:            func() any { return &events.SealedSecret{} },
 	events.TypeObjectAccepted:          func() any { return &events.ObjectRecord{} },
 	events.TypeObjectRemoved:           func() any { return &events.ObjectRecord{} },

@@ -94,8 +94,20 @@ type Binding struct {
 	Policy              *PolicyRef              `json:"policy,omitempty"`
 	Spec                *policy.PropagationSpec `json:"spec,omitempty"`
 	Overrides           []policy.OverridePolicy `json:"overrides,omitempty"`
+	// Dependencies are the ConfigMaps, Secrets, PVCs and ServiceAccount the
+	// workload references, when its policy says propagateDeps: they follow it
+	// to the same clusters.
+	Dependencies []Dependency `json:"dependencies,omitempty"`
 	// RescheduleRequestedAt asks for a fresh reschedule (flotilla reschedule).
 	RescheduleRequestedAt *time.Time `json:"rescheduleRequestedAt,omitempty"`
+}
+
+// Dependency is a template that follows a workload (propagateDeps).
+type Dependency struct {
+	Key        ObjectKey       `json:"key"`
+	APIVersion string          `json:"apiVersion"`
+	Generation int64           `json:"generation"`
+	Template   json.RawMessage `json:"template"`
 }
 
 // PolicyRef names the policy that claimed a template.

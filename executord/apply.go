@@ -2,6 +2,7 @@ package executord
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"crypto/sha256"
@@ -51,6 +52,8 @@ type worker struct {
 	mu     sync.Mutex
 	work   map[events.ObjectKey]events.WorkStatus        // last status published per template
 	placed map[events.ObjectKey]events.PlacementDecision // last placement seen per template
+	// depsOf lists the dependencies applied with each template (propagateDeps).
+	depsOf map[events.ObjectKey][]events.ObjectKey
 	// desired is the manifest last applied per template, for drift checks.
 	desired map[events.ObjectKey]map[string]any
 	// consumer is set once the cluster's durable consumer is bound.
@@ -69,7 +72,7 @@ func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.
 	return &worker{d: d, name: name, reg: reg, log: d.deps.Log.With(zap.String("cluster", name)), dyn: dyn, kube: kube,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		work:   map[events.ObjectKey]events.WorkStatus{}, placed: map[events.ObjectKey]events.PlacementDecision{},
-		desired: map[events.ObjectKey]map[string]any{}}, nil
+		desired: map[events.ObjectKey]map[string]any{}, depsOf: map[events.ObjectKey][]events.ObjectKey{}}, nil
 }
 
 // ConsumerFor names the durable consumer that serves a cluster.
@@ -130,7 +133,7 @@ func (w *worker) handle(ctx context.Context, e events.Event) error {
 	}
 	if events.Type(e.Type()) == events.TypePlacementRemoved {
 		delete(w.placed, p.Key)
-		return w.remove(ctx, e, p.Key, p.Generation, p.BindingRevision)
+		return w.removeWithDeps(ctx, e, p.Key, p.Generation, p.BindingRevision)
 	}
 	w.placed[p.Key] = p
 	var target *events.TargetCluster
@@ -142,26 +145,94 @@ func (w *worker) handle(ctx context.Context, e events.Event) error {
 	// The clusters list is authoritative: an unschedulable decision that keeps
 	// the current result still lists the clusters the workload runs in.
 	if target == nil || p.Binding == nil {
-		return w.remove(ctx, e, p.Key, p.Generation, p.BindingRevision)
+		return w.removeWithDeps(ctx, e, p.Key, p.Generation, p.BindingRevision)
 	}
 	return w.apply(ctx, e, p, target.Replicas, "")
 }
 
-// apply renders and applies one placed template. repair names the field a
-// drift check found changed by hand ("" for a normal apply); a repair applies
-// even when the member's applied-hash says the manifest is current.
+// unit is one object to apply in this cluster: a placed template or one of
+// its dependencies (propagateDeps).
+type unit struct {
+	key        events.ObjectKey
+	template   json.RawMessage
+	replicas   *int32
+	generation int64
+	revision   int64
+	binding    *events.Binding
+}
+
+// apply renders and applies one placed template and its dependencies.
+// repair names the field a drift check found changed by hand ("" for a
+// normal apply); a repair applies even when the member's applied-hash says
+// the manifest is current.
 func (w *worker) apply(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32, repair string) error {
 	b := p.Binding
-	var tpl map[string]any
-	if err := json.Unmarshal(b.Template, &tpl); err != nil {
-		return events.Permanent(fmt.Errorf("template of %s: %w", p.Key, err))
-	}
-	var rp *int32
+	u := unit{key: p.Key, template: b.Template, generation: p.Generation, revision: p.BindingRevision, binding: b}
 	if b.Replicas > 0 {
-		rp = &replicas
+		u.replicas = &replicas
 	}
-	status := events.WorkStatus{Key: p.Key, Cluster: w.name, Generation: p.Generation, BindingRevision: p.BindingRevision, Replicas: replicas}
-	manifest, applied, err := render.Render(tpl, render.Cluster{Name: w.name, Labels: w.reg.Labels, Spec: w.reg.Spec}, b.Overrides, rp)
+	if err := w.applyUnit(ctx, cause, u, repair); err != nil {
+		return err
+	}
+	deps := make([]events.ObjectKey, 0, len(b.Dependencies))
+	for _, d := range b.Dependencies {
+		deps = append(deps, d.Key)
+		du := unit{key: d.Key, template: d.Template, generation: d.Generation, revision: p.BindingRevision, binding: b}
+		if err := w.applyUnit(ctx, cause, du, ""); err != nil {
+			return err
+		}
+	}
+	old := w.depsOf[p.Key]
+	w.depsOf[p.Key] = deps
+	return w.releaseDeps(ctx, cause, p.Key, old)
+}
+
+// releaseDeps removes dependencies the owner no longer needs, unless another
+// template placed here needs them or they are placed here in their own right.
+func (w *worker) releaseDeps(ctx context.Context, cause events.Event, owner events.ObjectKey, deps []events.ObjectKey) error {
+	for _, d := range deps {
+		if slices.Contains(w.depsOf[owner], d) || w.needed(d, owner) {
+			continue
+		}
+		if err := w.remove(ctx, cause, d, 0, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *worker) needed(dep, except events.ObjectKey) bool {
+	if p, ok := w.placed[dep]; ok && w.targets(p) {
+		return true
+	}
+	for k, ds := range w.depsOf {
+		if k != except && slices.Contains(ds, dep) {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *worker) targets(p events.PlacementDecision) bool {
+	for _, c := range p.Clusters {
+		if c.Name == w.name {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repair string) error {
+	b := u.binding
+	var tpl map[string]any
+	if err := json.Unmarshal(u.template, &tpl); err != nil {
+		return events.Permanent(fmt.Errorf("template of %s: %w", u.key, err))
+	}
+	status := events.WorkStatus{Key: u.key, Cluster: w.name, Generation: u.generation, BindingRevision: u.revision}
+	if u.replicas != nil {
+		status.Replicas = *u.replicas
+	}
+	manifest, applied, err := render.Render(tpl, render.Cluster{Name: w.name, Labels: w.reg.Labels, Spec: w.reg.Spec}, b.Overrides, u.replicas)
 	status.AppliedOverrides = applied
 	if err != nil {
 		status.Phase, status.Message = events.WorkFailed, err.Error()
@@ -176,7 +247,7 @@ func (w *worker) apply(ctx context.Context, cause events.Event, p events.Placeme
 	ann[AnnotationAppliedHash] = hash
 	obj.SetAnnotations(ann)
 	status.AppliedHash = hash
-	w.desired[p.Key] = obj.Object
+	w.desired[u.key] = obj.Object
 
 	gvk := obj.GroupVersionKind()
 	mapping, err := w.mapping(gvk)
@@ -196,7 +267,7 @@ func (w *worker) apply(ctx context.Context, cause events.Event, p events.Placeme
 	case err == nil:
 		if current.GetLabels()[render.LabelManaged] != "true" && !overwrite(b) {
 			status.Phase = events.WorkFailed
-			status.Message = fmt.Sprintf("%s already exists in %s and was not created by Flotilla; conflictResolution is Abort (set spec.conflictResolution: Overwrite to take it over)", p.Key.Ref(), w.name)
+			status.Message = fmt.Sprintf("%s already exists in %s and was not created by Flotilla; conflictResolution is Abort (set spec.conflictResolution: Overwrite to take it over)", u.key.Ref(), w.name)
 			return w.publish(ctx, cause, status)
 		}
 		if current.GetAnnotations()[AnnotationAppliedHash] == hash && repair == "" {
@@ -207,7 +278,7 @@ func (w *worker) apply(ctx context.Context, cause events.Event, p events.Placeme
 		return w.applyError(ctx, cause, status, err)
 	}
 	// Logged before the call, so a crash never hides an apply that reached the member.
-	w.log.Info("applying", zap.String("workload", p.Key.String()), zap.Int64("generation", p.Generation), zap.Int32("replicas", replicas))
+	w.log.Info("applying", zap.String("workload", u.key.String()), zap.Int64("generation", u.generation), zap.Int32("replicas", status.Replicas))
 	w.d.metrics.applies.WithLabelValues(w.name).Inc()
 	out, err := ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if err != nil {
@@ -216,7 +287,7 @@ func (w *worker) apply(ctx context.Context, cause events.Event, p events.Placeme
 	if repair != "" {
 		// Reported as an event: the status carries what was put back.
 		w.d.metrics.drift.WithLabelValues(w.name).Inc()
-		w.log.Info("drift repaired", zap.String("workload", p.Key.String()), zap.String("field", repair))
+		w.log.Info("drift repaired", zap.String("workload", u.key.String()), zap.String("field", repair))
 		status.Message = "drift repaired: " + repair + " was changed in the member"
 	}
 	return w.publishObserved(ctx, cause, status, out)
@@ -247,6 +318,20 @@ func (w *worker) publishObserved(ctx context.Context, cause events.Event, status
 		status.Replicas = h.Replicas
 	}
 	return w.publish(ctx, cause, status)
+}
+
+// removeWithDeps removes a template and the dependencies only it needed.
+func (w *worker) removeWithDeps(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) error {
+	if w.needed(key, key) {
+		// Still a dependency of another template here: keep the object.
+		return nil
+	}
+	if err := w.remove(ctx, cause, key, gen, rev); err != nil {
+		return err
+	}
+	deps := w.depsOf[key]
+	delete(w.depsOf, key)
+	return w.releaseDeps(ctx, cause, key, deps)
 }
 
 // remove deletes the template's object from this cluster if Flotilla put it there.

@@ -165,3 +165,35 @@ func sameBinding(a, b events.Binding) bool {
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
 }
+
+// Template is a resource template as BuildBinding reads it; OverrideCandidate
+// is an override policy as OrderOverrides takes it. Both are exported so
+// that `flotilla simulate` builds bindings with exactly policyd's code.
+type (
+	Template          = template
+	OverrideCandidate = overridePolicy
+)
+
+// NewTemplate returns the template policyd holds for an accepted record
+// whose object decodes to obj: its uid is metadata.uid, or, when that is
+// absent, the deterministic uid policyd derives from the key.
+func NewTemplate(rec events.ObjectRecord, obj map[string]any) *Template {
+	uid := ""
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		uid, _ = md["uid"].(string)
+	}
+	if uid == "" {
+		uid = TemplateUID(rec.Key)
+	}
+	return &template{Record: rec, Object: obj, UID: uid}
+}
+
+// TemplateUID is the uid policyd gives a template without metadata.uid (it
+// breaks Webster ties in the scheduler).
+func TemplateUID(key events.ObjectKey) string {
+	return events.DeterministicID("template-uid", key.String())
+}
+
+// Facts returns what resource selectors look at: apiVersion, kind,
+// namespace, name and labels.
+func (t *template) Facts() policy.ResourceFacts { return t.facts() }

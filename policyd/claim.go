@@ -98,3 +98,9 @@ func preempts(challenger, holder *candidatePolicy) bool {
 	}
 	return holder.Key.Kind == policy.KindClusterPropagationPolicy && explicitPriority(challenger) > explicitPriority(holder)
 }
+
+// PolicyCandidate is a propagation policy as ClaimPolicy takes it: its key
+// (Kind PropagationPolicy or ClusterPropagationPolicy) and the decoded
+// object. Exported so that `flotilla simulate` claims templates from plain
+// values with exactly policyd's rules.
+type PolicyCandidate = candidatePolicy

@@ -104,7 +104,7 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 		return err
 	}
 	events.CausedBy(&out, cause)
-	if err := h.pub.Publish(ctx, events.RejectedSubject(key), out); err != nil {
+	if err := publishEffect(ctx, h.pub, events.RejectedSubject(key), out); err != nil {
 		return err
 	}
 	msgs := make([]string, 0, len(problems))
@@ -126,7 +126,7 @@ func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.Obj
 		}
 	}
 	if err := h.publish(ctx, cause, events.TypeObjectAccepted, events.ObjectSubject(rec.Key), rec.Key.String(),
-		events.DeterministicID("accepted", rec.Key.String(), fmt.Sprint(rec.Generation)), rec); err != nil {
+		events.DeterministicID("accepted", rec.Key.String(), fmt.Sprint(rec.Generation), cause.ID()), rec); err != nil {
 		return err
 	}
 	if err := h.st.put(rec); err != nil {
@@ -139,7 +139,10 @@ func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.Obj
 func (h *Handler) effects(ctx context.Context, cause events.Event, rec events.ObjectRecord) error {
 	switch rec.Role {
 	case events.RoleTemplate:
-		return h.rebind(ctx, cause, rec.Key)
+		if err := h.rebind(ctx, cause, rec.Key); err != nil {
+			return err
+		}
+		return h.rebindDependents(ctx, cause, rec.Key)
 	case events.RolePolicy, events.RoleOverride:
 		for _, k := range h.st.sortedTemplateKeys() {
 			if err := h.rebind(ctx, cause, k); err != nil {
@@ -189,7 +192,10 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 	h.st.remove(key)
 	switch rec.Role {
 	case events.RoleTemplate:
-		return h.unbind(ctx, e, key)
+		if err := h.unbind(ctx, e, key); err != nil {
+			return err
+		}
+		return h.rebindDependents(ctx, e, key)
 	case events.RoleCluster:
 		if _, ok := h.st.registrations[key.Name]; ok {
 			delete(h.st.registrations, key.Name)
@@ -271,6 +277,9 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 		return nil
 	}
 	b := BuildBinding(t, claimed, OrderOverrides(facts, h.st.sortedOverrides()))
+	if claimed.Policy.Spec.PropagateDeps {
+		b.Dependencies = h.dependenciesOf(t)
+	}
 	if had && h.st.bindingLive[key] && sameBinding(last, b) {
 		return nil
 	}
@@ -280,6 +289,27 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 		return err
 	}
 	h.st.bindings[key], h.st.bindingLive[key] = b, true
+	return nil
+}
+
+// rebindDependents recomputes the bindings of workloads whose policy
+// propagates dependencies and whose pod template references key.
+func (h *Handler) rebindDependents(ctx context.Context, cause events.Event, key events.ObjectKey) error {
+	for _, k := range h.st.sortedTemplateKeys() {
+		b, ok := h.st.bindings[k]
+		if k == key || !ok || !h.st.bindingLive[k] || b.Spec == nil || !b.Spec.PropagateDeps {
+			continue
+		}
+		t := h.st.templates[k]
+		for _, dep := range Dependencies(t.Record.Key.Kind, t.Record.Key.Namespace, t.Object) {
+			if dep == key {
+				if err := h.rebind(ctx, cause, k); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
 	return nil
 }
 
@@ -349,5 +379,21 @@ func (h *Handler) publish(ctx context.Context, cause events.Event, t events.Type
 		return events.Permanent(err)
 	}
 	events.CausedBy(&out, cause)
-	return h.pub.Publish(ctx, natsSubject, out)
+	return publishEffect(ctx, h.pub, natsSubject, out)
+}
+
+// publishEffect publishes an event the handled input causes. On the bus
+// (natsbus.Bus, inside its consumer) the event is deferred: the handler does
+// not wait for JetStream's ack, and the consumer acknowledges the input only
+// once the event is stored. Any other Publisher stores it before returning.
+func publishEffect(ctx context.Context, pub events.Publisher, subject string, e events.Event) error {
+	if d, ok := pub.(deferringPublisher); ok {
+		return d.PublishDeferred(ctx, subject, e)
+	}
+	return pub.Publish(ctx, subject, e)
+}
+
+// deferringPublisher is implemented by natsbus.Bus.
+type deferringPublisher interface {
+	PublishDeferred(ctx context.Context, subject string, e events.Event) error
 }

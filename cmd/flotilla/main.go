@@ -71,6 +71,7 @@ See where they run:         flotilla get work`,
 	}
 	for _, c := range []*cobra.Command{newJoin(g), newApply(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newReschedule(g), newWatch(g), newReplay(g), newPublish(g),
 		newSimulate(g),
+		newBench(g),
 	} {
 		c.GroupID = "client"
 		root.AddCommand(c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -22,7 +23,24 @@ type Bus struct {
 	js      jetstream.JetStream
 	log     *zap.Logger
 	metrics *Metrics
+
+	// Deferred publishing (PublishDeferred): pubMu makes the order in which
+	// deferred events are numbered the order in which they leave; latest
+	// holds, per subject, the number of the newest deferred event not yet
+	// known stored. A retry holds pubMu (see redo).
+	pubMu  sync.Mutex
+	pubSeq uint64
+	latest map[string]uint64
 }
+
+// Publishing limits. An asynchronous publish not acknowledged within
+// asyncAckTimeout fails (and a deferred one is retried); a publisher with
+// maxAsyncPending events unacknowledged waits up to asyncStallWait for room.
+const (
+	asyncAckTimeout = 10 * time.Second
+	maxAsyncPending = 4000
+	asyncStallWait  = 30 * time.Second
+)
 
 // Options tune a connection.
 type Options struct {
@@ -58,12 +76,12 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w (is `flotilla up` running? set --nats-url or FLOTILLA_NATS_URL)", url, err)
 	}
-	js, err := jetstream.New(nc)
+	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(asyncAckTimeout), jetstream.WithPublishAsyncMaxPending(maxAsyncPending))
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics}, nil
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, latest: map[string]uint64{}}, nil
 }
 
 // Close drains and closes the connection.
@@ -118,13 +136,14 @@ func (b *Bus) Publish(ctx context.Context, subj string, e events.Event) error {
 }
 
 // PublishAsync queues e for storage without waiting; call Flush to wait for
-// every ack. For bulk producers (apply of many documents, benchmarks).
+// every ack. For bulk producers (apply of many documents, benchmarks). With
+// 4000 events unacknowledged it waits for room (up to 30s).
 func (b *Bus) PublishAsync(subj string, e events.Event) error {
 	msg, err := toMsg(subj, e)
 	if err != nil {
 		return err
 	}
-	if _, err := b.js.PublishMsgAsync(msg); err != nil {
+	if _, err := b.js.PublishMsgAsync(msg, jetstream.WithStallWait(asyncStallWait)); err != nil {
 		return fmt.Errorf("publish %s on %s: %w", e.Type(), subj, err)
 	}
 	b.metrics.published(e.Type(), "ok")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -103,12 +104,27 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 //	                       attempts the event is dead-lettered and terminated
 //
 // A message that is not a valid CloudEvent is dead-lettered without calling h.
+//
+// Events h publishes with Bus.PublishDeferred are its message's effects: the
+// message is acknowledged (or Nak'd, dead-lettered, terminated) only once
+// every one of them is stored; meanwhile h is already handed the next
+// message. A deferred event whose publish fails is published again until it
+// is stored (see PublishDeferred); the message stays unacknowledged, kept
+// from redelivery with InProgress, and is never Nak'd for it: h has moved its
+// state on and would see nothing to do on a redelivery. If ctx ends first
+// the message is left unacknowledged and is redelivered after AckWait, to a
+// daemon that has rebuilt its state from the streams. A redelivery of a
+// message still waiting for its effects is not handed to h again.
 func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
-	it, err := c.c.Messages(jetstream.PullMaxMessages(64))
+	it, err := c.c.Messages(jetstream.PullMaxMessages(pullBatch))
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", c.spec.Name, err)
 	}
 	go func() { <-ctx.Done(); it.Stop() }()
+	p := newPipeline(c)
+	defer p.close()
+	go p.settleInOrder(ctx)
+	go p.keepAlive(ctx)
 	c.running.Store(true)
 	defer c.running.Store(false)
 	for {
@@ -120,31 +136,59 @@ func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
 			c.bus.log.Warn("consumer fetch", zap.String("consumer", c.spec.Name), zap.Error(err))
 			continue
 		}
-		c.handle(ctx, m, h)
+		c.handle(ctx, m, h, p)
 	}
 }
 
-func (c *Consumer) handle(ctx context.Context, m jetstream.Msg, h events.Handler) {
-	start := time.Now()
-	md, _ := m.Metadata()
-	var delivered uint64 = 1
-	if md != nil {
-		delivered = md.NumDelivered
+// pullBatch is how many messages a consumer asks for at a time.
+const pullBatch = 256
+
+// delivery is one message between its handler and its acknowledgement.
+type delivery struct {
+	m         jetstream.Msg
+	md        *jetstream.MsgMetadata
+	delivered uint64
+	typ       string
+	err       error // the handler's result
+	start     time.Time
+	effects   *batch
+}
+
+func (c *Consumer) handle(ctx context.Context, m jetstream.Msg, h events.Handler, p *pipeline) {
+	d := &delivery{m: m, delivered: 1, typ: "invalid", start: time.Now()}
+	d.md, _ = m.Metadata()
+	if d.md != nil {
+		d.delivered = d.md.NumDelivered
+		if !p.admit(d) {
+			return // a redelivery of a message whose effects are still being stored
+		}
 	}
 	e, err := decode(m.Headers(), m.Data())
-	typ := "invalid"
 	if err == nil {
-		typ = e.Type()
-		err = safeHandle(ctx, h, e)
+		d.typ = e.Type()
+		d.effects = &batch{}
+		err = safeHandle(context.WithValue(ctx, batchKey{}, d.effects), h, e)
 	}
+	d.err = err
+	if d.effects == nil || len(d.effects.items()) == 0 {
+		c.settle(ctx, d)
+		p.release(d)
+		return
+	}
+	p.queue <- d
+}
+
+// settle maps the handler's result to the acknowledgement.
+func (c *Consumer) settle(ctx context.Context, d *delivery) {
+	m, md, delivered, err := d.m, d.md, d.delivered, d.err
 	outcome := "ack"
-	log := c.bus.log.With(zap.String("consumer", c.spec.Name), zap.String("subject", m.Subject()), zap.String("event_type", typ))
+	log := c.bus.log.With(zap.String("consumer", c.spec.Name), zap.String("subject", m.Subject()), zap.String("event_type", d.typ))
 	if err == nil {
 		_ = m.Ack()
-	} else if d, ok := events.RetryDelay(err); ok && !events.IsPermanent(err) && int(delivered) < c.spec.MaxDeliver {
+	} else if delay, ok := events.RetryDelay(err); ok && !events.IsPermanent(err) && int(delivered) < c.spec.MaxDeliver {
 		outcome = "retry"
-		log.Info("retry later", zap.Duration("delay", d), zap.Error(err))
-		_ = m.NakWithDelay(d)
+		log.Info("retry later", zap.Duration("delay", delay), zap.Error(err))
+		_ = m.NakWithDelay(delay)
 	} else if events.IsPermanent(err) || int(delivered) >= c.spec.MaxDeliver {
 		outcome = "deadletter"
 		reason := err.Error()
@@ -164,7 +208,111 @@ func (c *Consumer) handle(ctx context.Context, m jetstream.Msg, h events.Handler
 		log.Info("handler failed, will retry", zap.Uint64("delivered", delivered), zap.Error(err))
 		_ = m.NakWithDelay(c.spec.BackOff[max(i, 0)])
 	}
-	c.bus.metrics.handled(c.spec.Name, typ, outcome, time.Since(start))
+	c.bus.metrics.handled(c.spec.Name, d.typ, outcome, time.Since(d.start))
+}
+
+// pipeline holds the messages whose handler has returned but whose
+// deferred effects are not all stored yet, and settles them in order.
+type pipeline struct {
+	c       *Consumer
+	queue   chan *delivery
+	stopped chan struct{}
+	mu      sync.Mutex
+	waiting map[uint64]*delivery // by stream sequence
+}
+
+func newPipeline(c *Consumer) *pipeline {
+	return &pipeline{c: c, queue: make(chan *delivery, pullBatch), stopped: make(chan struct{}), waiting: map[uint64]*delivery{}}
+}
+
+// admit registers d unless the same stream message is already waiting.
+func (p *pipeline) admit(d *delivery) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, dup := p.waiting[d.md.Sequence.Stream]; dup {
+		return false
+	}
+	p.waiting[d.md.Sequence.Stream] = d
+	return true
+}
+
+func (p *pipeline) release(d *delivery) {
+	if d.md == nil {
+		return
+	}
+	p.mu.Lock()
+	delete(p.waiting, d.md.Sequence.Stream)
+	p.mu.Unlock()
+}
+
+// settleInOrder waits for each queued message's effects, then settles it.
+// When ctx ends, what is queued gets a short grace to finish (its effects
+// are usually acknowledged within milliseconds); the rest is left
+// unacknowledged.
+func (p *pipeline) settleInOrder(ctx context.Context) {
+	defer close(p.stopped)
+	grace, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	go func() {
+		select {
+		case <-ctx.Done():
+			t := time.NewTimer(shutdownGrace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				cancel()
+			case <-grace.Done():
+			}
+		case <-grace.Done():
+		}
+	}()
+	for d := range p.queue {
+		stored := true
+		for _, e := range d.effects.items() {
+			if !p.c.bus.await(grace, e) {
+				stored = false
+				break
+			}
+		}
+		if stored {
+			p.c.settle(grace, d)
+		}
+		p.release(d)
+	}
+}
+
+// shutdownGrace bounds how long a stopping consumer waits for effects.
+const shutdownGrace = 5 * time.Second
+
+// keepAlive tells JetStream that messages waiting long for their effects
+// are still in progress, so that they are not redelivered meanwhile.
+func (p *pipeline) keepAlive(ctx context.Context) {
+	every := max(p.c.spec.AckWait/3, 100*time.Millisecond)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.stopped:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			for _, d := range p.waiting {
+				if time.Since(d.start) >= every {
+					_ = d.m.InProgress()
+				}
+			}
+			p.mu.Unlock()
+		}
+	}
+}
+
+// close stops the pipeline once the handler loop has returned: it waits
+// for the queued messages to be settled (or given up, see settleInOrder).
+func (p *pipeline) close() {
+	close(p.queue)
+	<-p.stopped
 }
 
 // safeHandle turns a handler panic into a Permanent error so that one

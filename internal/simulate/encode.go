@@ -1,0 +1,429 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// WriteJSON writes {"results": [...]}: byte for byte what encoding/json's
+// Encoder with SetIndent("", "  ") writes for
+// struct{ Results []Result `json:"results"` }, but without reflection and
+// with the results encoded concurrently (a large simulation's output is
+// hundreds of megabytes: every filtered cluster has a diagnosis and every
+// placed one a manifest).
+func WriteJSON(w io.Writer, results []Result) error {
+	if len(results) == 0 {
+		_, err := io.WriteString(w, "{\n  \"results\": []\n}\n")
+		return err
+	}
+	if _, err := io.WriteString(w, "{\n  \"results\": [\n    "); err != nil {
+		return err
+	}
+	const batch = 256
+	workers := runtime.GOMAXPROCS(0)
+	bufs := make([][]byte, min(batch, len(results)))
+	errs := make([]error, len(bufs))
+	encs := make([]encoder, workers) // one per worker, reused: its key scratch
+	for start := 0; start < len(results); start += batch {
+		end := min(start+batch, len(results))
+		var next sync.Mutex
+		k := start
+		var wg sync.WaitGroup
+		for wi := range min(workers, end-start) {
+			wg.Go(func() {
+				e := &encs[wi]
+				for {
+					next.Lock()
+					i := k
+					k++
+					next.Unlock()
+					if i >= end {
+						return
+					}
+					e.buf = bufs[i-start][:0]
+					errs[i-start] = e.result(&results[i], 2)
+					bufs[i-start] = e.buf
+				}
+			})
+		}
+		wg.Wait()
+		for i := start; i < end; i++ {
+			if err := errs[i-start]; err != nil {
+				return err
+			}
+			if i > 0 {
+				if _, err := io.WriteString(w, ",\n    "); err != nil {
+					return err
+				}
+			}
+			if _, err := w.Write(bufs[i-start]); err != nil {
+				return err
+			}
+		}
+	}
+	_, err := io.WriteString(w, "\n  ]\n}\n")
+	return err
+}
+
+// encoder appends indented JSON to buf. depth is the indentation level of
+// the line the value starts on.
+type encoder struct {
+	buf  []byte
+	keys []string // a stack of sorted map keys, one frame per open map
+}
+
+// newlines is a line break followed by enough indentation for any depth
+// a manifest reaches; deeper levels are written a step at a time.
+var newlines = "\n" + strings.Repeat(" ", 128)
+
+func (e *encoder) newline(depth int) {
+	if n := 1 + 2*depth; n <= len(newlines) {
+		e.buf = append(e.buf, newlines[:n]...)
+		return
+	}
+	e.buf = append(e.buf, newlines...)
+	for range depth - (len(newlines)-1)/2 {
+		e.buf = append(e.buf, ' ', ' ')
+	}
+}
+
+// pushKeys pushes m's keys, sorted, on the key stack and returns their
+// frame; popKeys(lo) drops it. Frames of nested maps go above it.
+func pushKeys[V any](e *encoder, m map[string]V) (lo, hi int) {
+	lo = len(e.keys)
+	for k := range m {
+		e.keys = append(e.keys, k)
+	}
+	hi = len(e.keys)
+	slices.Sort(e.keys[lo:hi])
+	return lo, hi
+}
+
+func (e *encoder) popKeys(lo int) { e.keys = e.keys[:lo] }
+
+// field starts the i-th member of an object at depth.
+func (e *encoder) field(i, depth int, key string) {
+	if i > 0 {
+		e.buf = append(e.buf, ',')
+	}
+	e.newline(depth + 1)
+	e.buf = appendString(e.buf, key)
+	e.buf = append(e.buf, ':', ' ')
+}
+
+func (e *encoder) closeObject(n, depth int) {
+	if n == 0 {
+		e.buf = append(e.buf, '}')
+		return
+	}
+	e.newline(depth)
+	e.buf = append(e.buf, '}')
+}
+
+func (e *encoder) result(r *Result, d int) error {
+	e.buf = append(e.buf, '{')
+	e.field(0, d, "resource")
+	e.buf = append(e.buf, '{')
+	for i, kv := range [][2]string{{"apiVersion", r.Resource.APIVersion}, {"kind", r.Resource.Kind}, {"namespace", r.Resource.Namespace}, {"name", r.Resource.Name}} {
+		e.field(i, d+1, kv[0])
+		e.buf = appendString(e.buf, kv[1])
+	}
+	e.closeObject(4, d+1)
+	e.field(1, d, "policy")
+	if p := r.Policy; p == nil {
+		e.buf = append(e.buf, "null"...)
+	} else {
+		e.buf = append(e.buf, '{')
+		for i, kv := range [][2]string{{"kind", p.Kind}, {"namespace", p.Namespace}, {"name", p.Name}} {
+			e.field(i, d+1, kv[0])
+			e.buf = appendString(e.buf, kv[1])
+		}
+		e.closeObject(3, d+1)
+	}
+	e.field(2, d, "scheduled")
+	e.buf = strconv.AppendBool(e.buf, r.Scheduled)
+	e.field(3, d, "clusters")
+	if r.Clusters == nil {
+		e.buf = append(e.buf, "null"...)
+	} else {
+		e.buf = append(e.buf, '[')
+		for i, c := range r.Clusters {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.newline(d + 2)
+			e.buf = append(e.buf, '{')
+			e.field(0, d+2, "name")
+			e.buf = appendString(e.buf, c.Name)
+			e.field(1, d+2, "replicas")
+			e.buf = strconv.AppendInt(e.buf, int64(c.Replicas), 10)
+			e.closeObject(2, d+2)
+		}
+		e.closeArray(len(r.Clusters), d+1)
+	}
+	e.field(4, d, "feasible")
+	e.strings(r.Feasible, d+1)
+	e.field(5, d, "diagnosis")
+	e.stringsMap(r.Diagnosis, d+1)
+	e.field(6, d, "error")
+	e.buf = appendString(e.buf, r.Error)
+	e.field(7, d, "manifests")
+	if r.Manifests == nil {
+		e.buf = append(e.buf, "null"...)
+	} else {
+		e.buf = append(e.buf, '{')
+		lo, hi := pushKeys(e, r.Manifests)
+		for i := lo; i < hi; i++ {
+			k := e.keys[i]
+			e.field(i-lo, d+1, k)
+			if err := e.value(r.Manifests[k], d+2); err != nil {
+				return err
+			}
+		}
+		e.popKeys(lo)
+		e.closeObject(len(r.Manifests), d+1)
+	}
+	e.field(8, d, "overrides")
+	e.stringsMap(r.Overrides, d+1)
+	n := 9
+	if len(r.RenderErrors) > 0 {
+		e.field(9, d, "renderErrors")
+		e.buf = append(e.buf, '{')
+		for i, k := range sortedKeys(r.RenderErrors) {
+			e.field(i, d+1, k)
+			e.buf = appendString(e.buf, r.RenderErrors[k])
+		}
+		e.closeObject(len(r.RenderErrors), d+1)
+		n++
+	}
+	e.closeObject(n, d)
+	return nil
+}
+
+func (e *encoder) closeArray(n, depth int) {
+	if n == 0 {
+		e.buf = append(e.buf, ']')
+		return
+	}
+	e.newline(depth)
+	e.buf = append(e.buf, ']')
+}
+
+func (e *encoder) strings(ss []string, d int) {
+	if ss == nil {
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	e.buf = append(e.buf, '[')
+	for i, s := range ss {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.newline(d + 1)
+		e.buf = appendString(e.buf, s)
+	}
+	e.closeArray(len(ss), d)
+}
+
+// stringsMap encodes a map of string lists. The scheduler's diagnosis
+// shares one reasons slice between the clusters filtered for the same
+// reasons, so each distinct slice is encoded once.
+func (e *encoder) stringsMap(m map[string][]string, d int) {
+	if m == nil {
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	type sliceID struct {
+		first *string
+		n     int
+	}
+	var seen map[sliceID][2]int // -> where its encoding is in e.buf
+	e.buf = append(e.buf, '{')
+	lo, hi := pushKeys(e, m)
+	defer e.popKeys(lo)
+	for i := lo; i < hi; i++ {
+		k := e.keys[i]
+		e.field(i-lo, d, k)
+		ss := m[k]
+		if len(ss) == 0 {
+			e.strings(ss, d+1)
+			continue
+		}
+		id := sliceID{&ss[0], len(ss)}
+		if at, ok := seen[id]; ok {
+			e.buf = append(e.buf, e.buf[at[0]:at[1]]...)
+			continue
+		}
+		start := len(e.buf)
+		e.strings(ss, d+1)
+		if seen == nil {
+			seen = map[sliceID][2]int{}
+		}
+		seen[id] = [2]int{start, len(e.buf)}
+	}
+	e.closeObject(len(m), d)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// value encodes a JSON-shaped value (what render returns); anything else
+// goes through encoding/json.
+func (e *encoder) value(v any, d int) error {
+	switch x := v.(type) {
+	case nil:
+		e.buf = append(e.buf, "null"...)
+	case string:
+		e.buf = appendString(e.buf, x)
+	case bool:
+		e.buf = strconv.AppendBool(e.buf, x)
+	case int64:
+		e.buf = strconv.AppendInt(e.buf, x, 10)
+	case int:
+		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+	case int32:
+		e.buf = strconv.AppendInt(e.buf, int64(x), 10)
+	case float64:
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return e.fallback(v, d)
+		}
+		e.buf = appendFloat(e.buf, x)
+	case map[string]any:
+		if x == nil {
+			e.buf = append(e.buf, "null"...)
+			return nil
+		}
+		e.buf = append(e.buf, '{')
+		lo, hi := pushKeys(e, x)
+		for i := lo; i < hi; i++ {
+			k := e.keys[i]
+			e.field(i-lo, d, k)
+			if err := e.value(x[k], d+1); err != nil {
+				return err
+			}
+		}
+		e.popKeys(lo)
+		e.closeObject(len(x), d)
+	case []any:
+		if x == nil {
+			e.buf = append(e.buf, "null"...)
+			return nil
+		}
+		e.buf = append(e.buf, '[')
+		for i, el := range x {
+			if i > 0 {
+				e.buf = append(e.buf, ',')
+			}
+			e.newline(d + 1)
+			if err := e.value(el, d+1); err != nil {
+				return err
+			}
+		}
+		e.closeArray(len(x), d)
+	default:
+		return e.fallback(v, d)
+	}
+	return nil
+}
+
+// fallback marshals with encoding/json and indents as its Encoder would.
+func (e *encoder) fallback(v any, d int) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, strings.Repeat("  ", d), "  "); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, out.Bytes()...)
+	return nil
+}
+
+// appendFloat formats as encoding/json does (ES6 number to string).
+func appendFloat(b []byte, f float64) []byte {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+const hex = "0123456789abcdef"
+
+// appendString quotes s as encoding/json does with HTML escaping on (its
+// default): <, >, & and control characters as \u00XX (\b \f \n \r \t
+// short), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

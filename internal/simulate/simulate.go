@@ -1,0 +1,586 @@
+// Package simulate is the pure core of `flotilla simulate`: given Cluster
+// objects, propagation and override policies, resource templates and
+// (optionally) the ResourceBindings Karmada holds for them, it computes
+// where each template would run and what would be applied there, without a
+// bus, a daemon or a member cluster.
+//
+// It runs the daemons' own code: policyd's ClaimPolicy, OrderOverrides and
+// BuildBinding decide which policy claims a template and which overrides
+// apply, schedulerd's core with the default plugin profile places it, and
+// executord's render package renders the manifest for every cluster. Each
+// template is simulated on its own against the state given: no capacity is
+// consumed by the other templates of the same run.
+package simulate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"runtime"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/executord/render"
+	"github.com/flotilla-io/flotilla/policyd"
+	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/schedulerd/core"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins"
+)
+
+// Report is the outcome of a simulation.
+type Report struct {
+	// Results has one entry per resource template, in input order.
+	Results []Result `json:"results"`
+	// Warnings are about the input as a whole (e.g. a ResourceBinding whose
+	// template is not in the input); per-template warnings are in Result.
+	Warnings []string `json:"-"`
+}
+
+// Result is the simulated outcome for one resource template.
+type Result struct {
+	Resource Resource `json:"resource"`
+	// Policy is the propagation policy that claims the template; nil when
+	// none matches.
+	Policy    *PolicyRef `json:"policy"`
+	Scheduled bool       `json:"scheduled"`
+	// Clusters is the placement as Karmada's ResourceBinding would hold it
+	// (spec.clusters), sorted by name. After a failure other than "no
+	// cluster fits" it is the current placement given in the input, which
+	// Karmada keeps.
+	Clusters []events.TargetCluster `json:"clusters"`
+	// Feasible names the clusters that passed every filter, sorted.
+	Feasible []string `json:"feasible"`
+	// Diagnosis: every cluster filtered out -> "<Plugin>: <reason>" lines.
+	Diagnosis map[string][]string `json:"diagnosis"`
+	// Error says why the template is not scheduled; "" when it is.
+	Error string `json:"error"`
+	// Manifests: cluster -> the object as executord applies it there
+	// (without the flotilla.io/applied-hash annotation executord adds when
+	// it applies).
+	Manifests map[string]map[string]any `json:"manifests"`
+	// Overrides: cluster -> the override policies applied, in order
+	// ("ClusterOverridePolicy/NAME", "OverridePolicy/NS/NAME").
+	Overrides map[string][]string `json:"overrides"`
+	// RenderErrors: cluster -> why the manifest could not be rendered (a
+	// failing override; executord would report the work Failed). Absent
+	// when every render succeeded.
+	RenderErrors map[string]string `json:"renderErrors,omitempty"`
+	// Warnings are the scheduler's warnings (e.g. a clusterAffinities
+	// fallback); not part of the structured output.
+	Warnings []string `json:"-"`
+}
+
+// Resource names a template.
+type Resource struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace"`
+	Name       string `json:"name"`
+}
+
+// PolicyRef names a PropagationPolicy or ClusterPropagationPolicy.
+type PolicyRef struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// Options tune a run.
+type Options struct {
+	// Workers is how many templates are simulated concurrently; 0 means
+	// GOMAXPROCS. The result does not depend on it.
+	Workers int
+}
+
+// Run simulates every resource template in docs (validated documents, as
+// validation.Load returns them) with default options.
+func Run(docs []validation.Document) (*Report, error) {
+	return RunWith(docs, Options{})
+}
+
+// RunWith simulates every resource template in docs. It fails only when a
+// document cannot be decoded into its Karmada type, which validation rules
+// out for documents without errors.
+func RunWith(docs []validation.Document, opt Options) (*Report, error) {
+	w, err := newWorld(docs)
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{Results: make([]Result, len(w.templates)), Warnings: w.warnings}
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, len(w.templates))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(w.templates) {
+					return
+				}
+				rep.Results[i] = w.simulate(w.templates[i])
+			}
+		})
+	}
+	wg.Wait()
+	return rep, nil
+}
+
+// world is the state every template is simulated against.
+type world struct {
+	sched     *core.Scheduler
+	templates []*templateDoc
+	policies  []policyd.PolicyCandidate   // key order, as policyd passes them
+	overrides []policyd.OverrideCandidate // key order
+	clusters  *snapshot
+	// ruleMatches: override policy (render.PolicyName) -> cluster index ->
+	// which of its rules target the cluster, computed once.
+	ruleMatches map[string][]string
+	warnings    []string
+}
+
+// templateDoc is one resource template and what the input says about its
+// current binding.
+type templateDoc struct {
+	tmpl    *policyd.Template
+	binding *bindingDoc
+}
+
+func newWorld(docs []validation.Document) (*world, error) {
+	w := &world{sched: core.New(plugins.DefaultProfile())}
+	credentials := credentialSecrets(docs)
+	byKey := map[events.ObjectKey]int{}
+	var clusters []policy.Cluster
+	clusterAt := map[string]int{}
+	policies := map[events.ObjectKey]policyd.PolicyCandidate{}
+	overrides := map[events.ObjectKey]policyd.OverrideCandidate{}
+	var bindings []*bindingDoc
+	for _, d := range docs {
+		key := policyd.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+		switch {
+		case d.APIVersion == workAPIVersion && (d.Kind == "ResourceBinding" || d.Kind == "ClusterResourceBinding"):
+			b, err := decodeBinding(d)
+			if err != nil {
+				return nil, err
+			}
+			bindings = append(bindings, b)
+			continue
+		case d.Kind == "Secret" && d.APIVersion == "v1" && credentials[d.Namespace+"/"+d.Name]:
+			continue // cluster credentials: never a template
+		}
+		switch policyd.RoleOf(d.APIVersion, d.Kind, d.Namespace) {
+		case events.RolePolicy:
+			var p policy.PropagationPolicy
+			if err := decodeDoc(d, &p); err != nil {
+				return nil, err
+			}
+			policies[key] = policyd.PolicyCandidate{Key: key, Policy: p}
+		case events.RoleOverride:
+			var p policy.OverridePolicy
+			if err := decodeDoc(d, &p); err != nil {
+				return nil, err
+			}
+			overrides[key] = policyd.OverrideCandidate{Key: key, Policy: p}
+		case events.RoleCluster:
+			var c policy.Cluster
+			if err := decodeDoc(d, &c); err != nil {
+				return nil, err
+			}
+			if c.Name == "" {
+				c.Name = d.Name
+			}
+			if i, ok := clusterAt[c.Name]; ok {
+				clusters[i] = c // a later document wins, as a later apply would
+			} else {
+				clusterAt[c.Name] = len(clusters)
+				clusters = append(clusters, c)
+			}
+		case events.RoleTemplate:
+			// Record.Object (the template as JSON) is left empty: the
+			// scheduler never reads it and the manifests are rendered from
+			// the decoded object, which is what executord decodes it into.
+			rec := events.ObjectRecord{Key: key, APIVersion: d.APIVersion, Role: events.RoleTemplate, Generation: 1}
+			td := &templateDoc{tmpl: policyd.NewTemplate(rec, d.Object)}
+			if i, ok := byKey[key]; ok {
+				w.templates[i] = td // a later document wins; the first position is kept
+			} else {
+				byKey[key] = len(w.templates)
+				w.templates = append(w.templates, td)
+			}
+		}
+	}
+	for _, b := range bindings {
+		i, ok := byKey[b.resource]
+		if !ok && b.resource.Namespace == "" && b.namespace != "" {
+			alt := b.resource
+			alt.Namespace = b.namespace
+			i, ok = byKey[alt]
+		}
+		if !ok {
+			w.warnings = append(w.warnings, fmt.Sprintf("%s: its resource %s is not in the input: ignored", b.label, b.resource))
+			continue
+		}
+		td := w.templates[i]
+		td.binding = b
+		if _, hasUID := metadataString(td.tmpl.Object, "uid"); !hasUID && b.uid != "" {
+			td.tmpl.UID = b.uid // the binding records the template's uid
+		}
+	}
+	w.policies = sortedValues(policies)
+	w.overrides = sortedValues(overrides)
+	w.clusters = newSnapshot(clusters)
+	w.ruleMatches = make(map[string][]string, len(w.overrides))
+	for i := range w.overrides {
+		p := &w.overrides[i].Policy
+		bits := make([]string, len(w.clusters.base))
+		for ci := range w.clusters.base {
+			bits[ci] = string(appendRuleBits(nil, p, w.clusters.byName[w.clusters.base[ci].Name]))
+		}
+		w.ruleMatches[render.PolicyName(p)] = bits
+	}
+	return w, nil
+}
+
+func sortedValues[V any](m map[events.ObjectKey]V) []V {
+	keys := make([]events.ObjectKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	out := make([]V, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
+}
+
+// credentialSecrets names the Secrets that are cluster credentials, as
+// `flotilla apply` does: every Secret in karmada-system and any Secret a
+// Cluster's secretRef names. They are sealed, never propagated.
+func credentialSecrets(docs []validation.Document) map[string]bool {
+	out := map[string]bool{}
+	for _, d := range docs {
+		if d.Kind == "Secret" && d.Namespace == policyd.CredentialsNamespace {
+			out[d.Namespace+"/"+d.Name] = true
+		}
+		if d.Kind == policy.KindCluster && d.APIVersion == policy.ClusterAPIVersion {
+			spec, _ := d.Object["spec"].(map[string]any)
+			for _, field := range []string{"secretRef", "impersonatorSecretRef"} {
+				ref, _ := spec[field].(map[string]any)
+				if name, _ := ref["name"].(string); name != "" {
+					ns, _ := ref["namespace"].(string)
+					if ns == "" {
+						ns = policyd.CredentialsNamespace
+					}
+					out[ns+"/"+name] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+func decodeDoc(d validation.Document, into any) error {
+	b, err := json.Marshal(d.Object)
+	if err == nil {
+		err = json.Unmarshal(b, into)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: document %d: %s %s: cannot decode: %w", d.File, d.Index, d.Kind, d.Name, err)
+	}
+	return nil
+}
+
+func metadataString(obj map[string]any, field string) (string, bool) {
+	md, _ := obj["metadata"].(map[string]any)
+	s, _ := md[field].(string)
+	return s, s != ""
+}
+
+// simulate claims, binds, schedules and renders one template.
+func (w *world) simulate(td *templateDoc) Result {
+	t := td.tmpl
+	facts := t.Facts()
+	res := Result{
+		Resource: Resource{APIVersion: t.Record.APIVersion, Kind: t.Record.Key.Kind, Namespace: t.Record.Key.Namespace, Name: t.Record.Key.Name},
+		Clusters: []events.TargetCluster{}, Feasible: []string{}, Diagnosis: map[string][]string{},
+		Manifests: map[string]map[string]any{}, Overrides: map[string][]string{},
+	}
+	claimed := policyd.ClaimPolicy(facts, td.currentPolicy(), w.policies)
+	if claimed == nil {
+		res.Error = noPolicyError(facts)
+		return res
+	}
+	res.Policy = &PolicyRef{Kind: claimed.Key.Kind, Namespace: claimed.Key.Namespace, Name: claimed.Key.Name}
+	b := policyd.BuildBinding(t, claimed, policyd.OrderOverrides(facts, w.overrides))
+	in := core.Input{Binding: b, Snapshot: w.clusters.forBinding(&b)}
+	if bd := td.binding; bd != nil {
+		in.Previous, in.Evicted, in.Fresh, in.ObservedAffinity = bd.previous, bd.evicted, bd.fresh, bd.observedAffinity
+	}
+	sr := w.sched.Schedule(in)
+	res.Scheduled, res.Error, res.Warnings = sr.Scheduled, sr.Error, sr.Warnings
+	if sr.Feasible != nil {
+		res.Feasible = sr.Feasible
+	}
+	if sr.Diagnosis != nil {
+		res.Diagnosis = sr.Diagnosis
+	}
+	targets := sr.Clusters
+	if !sr.Scheduled && !sr.Unfit {
+		// Karmada keeps the current result after any failure other than
+		// "no cluster fits" (reference §1.2), as schedulerd does.
+		targets = in.Previous
+	}
+	if len(targets) > 0 {
+		res.Clusters = slices.Clone(targets)
+		slices.SortStableFunc(res.Clusters, func(a, b events.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
+	}
+	w.renderAll(t.Object, &b, &res)
+	return res
+}
+
+func noPolicyError(r policy.ResourceFacts) string {
+	where := "no ClusterPropagationPolicy"
+	if r.Namespace != "" {
+		where = "no PropagationPolicy in namespace " + r.Namespace + " and no ClusterPropagationPolicy"
+	}
+	return where + " matches " + r.APIVersion + " " + r.Kind + " " + r.Name + ": it is not propagated"
+}
+
+// renderAll renders the manifest of every target cluster, as executord does:
+// replicas set when the binding is a workload, the binding's overrides
+// applied. A manifest depends on the cluster only through the override
+// rules whose targetCluster matches it (Render sees nothing else of it) and
+// through the replica count, so render.Render runs once per distinct set
+// of matching rules: clusters with the same set and other replica counts
+// get a copy of that manifest with the replica field set, which is what
+// Render gives them as long as no override rule touches the replica field
+// (Render sets it before the overrides). When one may, every replica count
+// is rendered on its own. Manifests may share unchanged subtrees: the
+// output is read-only.
+func (w *world) renderAll(tpl map[string]any, b *events.Binding, res *Result) {
+	type rendered struct {
+		obj      map[string]any
+		applied  []string
+		err      error
+		replicas *int32
+	}
+	var memo map[string]rendered
+	var sig []byte
+	names := make([]string, len(b.Overrides))
+	for i := range b.Overrides {
+		names[i] = render.PolicyName(&b.Overrides[i])
+	}
+	field := ""
+	if b.Replicas > 0 {
+		field = replicaField(tpl)
+	}
+	perReplicas := false
+	for i := range b.Overrides {
+		perReplicas = perReplicas || (field != "" && touches(&b.Overrides[i], field))
+	}
+	for _, tc := range res.Clusters {
+		rc := w.clusters.renderCluster(tc.Name)
+		var rp *int32
+		if b.Replicas > 0 {
+			r := tc.Replicas
+			rp = &r
+		}
+		sig = sig[:0]
+		if perReplicas {
+			sig = strconv.AppendInt(sig, int64(*rp), 10)
+		}
+		ci, known := w.clusters.index[tc.Name]
+		start := len(sig)
+		for i := range b.Overrides {
+			sig = append(sig, '|')
+			if bits, ok := w.ruleMatches[names[i]]; ok && known {
+				sig = append(sig, bits[ci]...)
+			} else {
+				sig = appendRuleBits(sig, &b.Overrides[i], w.clusters.facts(tc.Name, rc))
+			}
+		}
+		r, ok := memo[string(sig)]
+		if !ok {
+			r.obj, r.applied, r.err = renderMatching(tpl, rc, b.Overrides, names, sig[start:], rp)
+			r.replicas = rp
+			if r.applied == nil {
+				r.applied = []string{}
+			}
+			if memo == nil {
+				memo = make(map[string]rendered, len(res.Clusters))
+			}
+			memo[string(sig)] = r
+		}
+		if r.err != nil {
+			if res.RenderErrors == nil {
+				res.RenderErrors = map[string]string{}
+			}
+			res.RenderErrors[tc.Name] = r.err.Error()
+			res.Warnings = append(res.Warnings, "cluster "+tc.Name+": "+r.err.Error())
+			continue
+		}
+		obj := r.obj
+		if field != "" && *r.replicas != *rp {
+			obj = withReplicas(obj, field, *rp)
+		}
+		res.Manifests[tc.Name] = obj
+		res.Overrides[tc.Name] = r.applied
+	}
+}
+
+// renderMatching is render.Render given only the override rules that
+// target the cluster (bits: per policy '|' then one '0'/'1' per rule, as
+// appendRuleBits writes them). Render skips the others anyway; leaving
+// them out saves evaluating their cluster selectors once more. A policy
+// none of whose rules match is left out (it contributes nothing); the rule
+// index of an override error is mapped back to the policy's own.
+func renderMatching(tpl map[string]any, rc render.Cluster, overrides []policy.OverridePolicy, names []string, bits []byte, rp *int32) (map[string]any, []string, error) {
+	pols := make([]policy.OverridePolicy, 0, len(overrides))
+	var ruleIndex map[string][]int // policy -> kept rule -> original index
+	for i := range overrides {
+		p := &overrides[i]
+		bits = bits[1:] // '|'
+		n := max(1, len(p.Spec.OverrideRules))
+		mine := bits[:n]
+		bits = bits[n:]
+		if !slices.Contains(mine, '1') {
+			continue
+		}
+		if len(p.Spec.OverrideRules) == 0 || !slices.Contains(mine, '0') {
+			pols = append(pols, *p)
+			continue
+		}
+		q := *p
+		q.Spec.OverrideRules = make([]policy.RuleWithCluster, 0, len(mine))
+		kept := make([]int, 0, len(mine))
+		for ri, b := range mine {
+			if b == '1' {
+				q.Spec.OverrideRules = append(q.Spec.OverrideRules, p.Spec.OverrideRules[ri])
+				kept = append(kept, ri)
+			}
+		}
+		if ruleIndex == nil {
+			ruleIndex = map[string][]int{}
+		}
+		ruleIndex[names[i]] = kept
+		pols = append(pols, q)
+	}
+	obj, applied, err := render.Render(tpl, rc, pols, rp)
+	var oe *render.OverrideError
+	if err != nil && errors.As(err, &oe) {
+		if kept, ok := ruleIndex[oe.Policy]; ok && oe.Rule >= 0 && oe.Rule < len(kept) {
+			oe.Rule = kept[oe.Rule]
+		}
+	}
+	return obj, applied, err
+}
+
+// replicaField is the field Render sets the replicas in: spec.replicas of
+// apps Deployment, StatefulSet and ReplicaSet, spec.parallelism of a batch
+// Job, nothing for other kinds (render's setReplicas).
+func replicaField(tpl map[string]any) string {
+	apiVersion, _ := tpl["apiVersion"].(string)
+	group := ""
+	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
+		group = g
+	}
+	switch kind, _ := tpl["kind"].(string); {
+	case group == "apps" && (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet"):
+		return "replicas"
+	case group == "batch" && kind == "Job":
+		return "parallelism"
+	}
+	return ""
+}
+
+// withReplicas returns obj with spec.<field> set: a copy of the top level
+// and of spec, the rest shared. A spec that is not an object is left alone,
+// as Render leaves it.
+func withReplicas(obj map[string]any, field string, n int32) map[string]any {
+	spec, ok := obj["spec"].(map[string]any)
+	if !ok {
+		return obj
+	}
+	out := maps.Clone(obj)
+	spec = maps.Clone(spec)
+	spec[field] = int64(n)
+	out["spec"] = spec
+	return out
+}
+
+// touches reports whether any rule of p may read or write spec.<field>:
+// a path (plaintext, fieldOverrider, imageOverrider predicate) that is
+// spec.<field>, inside it or one of its ancestors. Paths with JSON-pointer
+// escapes count as touching (conservative).
+func touches(p *policy.OverridePolicy, field string) bool {
+	target := []string{"spec", field}
+	hit := func(path string) bool {
+		if strings.Contains(path, "~") {
+			return true
+		}
+		var segs []string
+		for _, s := range strings.Split(path, "/") {
+			if s != "" {
+				segs = append(segs, s)
+			}
+		}
+		n := min(len(segs), len(target))
+		return slices.Equal(segs[:n], target[:n])
+	}
+	rules := p.Spec.OverrideRules
+	all := make([]policy.Overriders, 0, len(rules)+1)
+	all = append(all, p.Spec.Overriders)
+	for _, r := range rules {
+		all = append(all, r.Overriders)
+	}
+	for _, o := range all {
+		for _, x := range o.Plaintext {
+			if hit(x.Path) {
+				return true
+			}
+		}
+		for _, x := range o.FieldOverrider {
+			if hit(x.FieldPath) {
+				return true
+			}
+		}
+		for _, x := range o.ImageOverrider {
+			if x.Predicate != nil && hit(x.Predicate.Path) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// appendRuleBits appends one bit per rule of p: does its targetCluster
+// match the cluster (the deprecated targetCluster + overriders form counts
+// as one rule, as in Render).
+func appendRuleBits(buf []byte, p *policy.OverridePolicy, facts policy.ClusterFacts) []byte {
+	s := &p.Spec
+	if len(s.OverrideRules) == 0 {
+		return appendBit(buf, s.TargetCluster.Matches(facts))
+	}
+	for _, r := range s.OverrideRules {
+		buf = appendBit(buf, r.TargetCluster.Matches(facts))
+	}
+	return buf
+}
+
+func appendBit(buf []byte, b bool) []byte {
+	if b {
+		return append(buf, '1')
+	}
+	return append(buf, '0')
+}

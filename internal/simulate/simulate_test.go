@@ -1,0 +1,453 @@
+package simulate
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/executord/render"
+	"github.com/flotilla-io/flotilla/policyd"
+	"github.com/flotilla-io/flotilla/policyd/validation"
+)
+
+const examples = "../../../shared/examples"
+
+func mustLoad(t *testing.T, src string) []validation.Document {
+	t.Helper()
+	res := validation.Load([]string{"-"}, strings.NewReader(src))
+	if len(res.Errors) > 0 {
+		t.Fatalf("invalid test input: %s", validation.Format(res.Errors[0]))
+	}
+	return res.Docs
+}
+
+func mustRun(t *testing.T, src string) *Report {
+	t.Helper()
+	rep, err := Run(mustLoad(t, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep
+}
+
+func placementOf(r Result) map[string]int32 {
+	m := map[string]int32{}
+	for _, c := range r.Clusters {
+		m[c.Name] = c.Replicas
+	}
+	return m
+}
+
+const dynamicInput = `
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default}
+spec:
+  replicas: 12
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+      - name: web
+        image: nginx
+        resources: {requests: {cpu: "1", memory: 1Gi, nvidia.com/gpu: "1"}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement:
+    replicaScheduling:
+      replicaSchedulingType: Divided
+      replicaDivisionPreference: Weighted
+      weightPreference: {dynamicWeight: AvailableReplicas}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: a}
+spec: {}
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: b}
+spec: {}
+`
+
+// A cluster without status has unbounded capacity: it can take the desired
+// count, whatever the requests (even a resource no cluster reports).
+func TestUnboundedCapacity(t *testing.T) {
+	r := mustRun(t, dynamicInput).Results[0]
+	if got, want := placementOf(r), map[string]int32{"a": 6, "b": 6}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("placement = %v, want %v (error %q)", got, want, r.Error)
+	}
+	// A third cluster with figures for 3 replicas gets its share of
+	// 12+12+3: Karmada's dynamic weights divide by available replicas.
+	withFigures := dynamicInput + `---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: c}
+spec: {}
+status:
+  resourceSummary:
+    allocatable: {cpu: "3", memory: 30Gi, pods: "100", nvidia.com/gpu: "8"}
+`
+	r = mustRun(t, withFigures).Results[0]
+	got := placementOf(r)
+	if got["a"]+got["b"]+got["c"] != 12 || got["c"] == 0 || got["c"] > 3 || got["a"] < 4 {
+		t.Fatalf("placement = %v (error %q)", got, r.Error)
+	}
+}
+
+func TestReadyConditions(t *testing.T) {
+	src := strings.Replace(dynamicInput, "metadata: {name: b}\nspec: {}\n", `metadata: {name: b}
+spec: {}
+status:
+  conditions:
+  - {type: Ready, status: Unknown, reason: ClusterUnreachable, message: "", lastTransitionTime: "2025-01-01T00:00:00Z"}
+`, 1)
+	r := mustRun(t, src).Results[0]
+	if got := r.Diagnosis["b"]; len(got) != 1 || !strings.Contains(got[0], "cluster.karmada.io/unreachable:NoSchedule") {
+		t.Fatalf("diagnosis of b = %v", got)
+	}
+	if got, want := placementOf(r), map[string]int32{"a": 12}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("placement = %v, want %v", got, want)
+	}
+}
+
+// A fresh reschedule and the current result come from a ResourceBinding.
+func TestResourceBindingPrevious(t *testing.T) {
+	src := dynamicInput + `---
+apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata: {name: web-deployment, namespace: default}
+spec:
+  resource: {apiVersion: apps/v1, kind: Deployment, namespace: default, name: web, uid: 11111111-2222-3333-4444-555555555555}
+  clusters: [{name: a, replicas: 10}, {name: b, replicas: 2}]
+`
+	// Dynamic weights keep the current division when the replica count
+	// did not change (Karmada's scale rules).
+	r := mustRun(t, src).Results[0]
+	if got, want := placementOf(r), map[string]int32{"a": 10, "b": 2}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("placement = %v, want the current %v (error %q)", got, want, r.Error)
+	}
+	fresh := src + `  rescheduleTriggeredAt: "2025-06-02T00:00:00Z"
+status:
+  lastScheduledTime: "2025-06-01T00:00:00Z"
+`
+	// A fresh reschedule divides from scratch by available replicas, which
+	// count what the binding runs there now: a 12+10, b 12+2 -> 7:5.
+	r = mustRun(t, fresh).Results[0]
+	if got, want := placementOf(r), map[string]int32{"a": 7, "b": 5}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("fresh placement = %v, want %v (error %q)", got, want, r.Error)
+	}
+}
+
+func TestBindingWithoutTemplateWarns(t *testing.T) {
+	rep := mustRun(t, dynamicInput+`---
+apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata: {name: gone, namespace: default}
+spec:
+  resource: {apiVersion: apps/v1, kind: Deployment, namespace: default, name: gone}
+`)
+	if len(rep.Results) != 1 || len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], "not in the input") {
+		t.Fatalf("results %d warnings %v", len(rep.Results), rep.Warnings)
+	}
+}
+
+// The template uid feeds the Webster tie-break: absent, it is policyd's
+// deterministic one.
+func TestTemplateUID(t *testing.T) {
+	w, err := newWorld(mustLoad(t, dynamicInput))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: "web"}
+	if got, want := w.templates[0].tmpl.UID, events.DeterministicID("template-uid", key.String()); got != want {
+		t.Fatalf("uid = %s, want %s", got, want)
+	}
+}
+
+func TestWorkersDoNotChangeTheResult(t *testing.T) {
+	docs := validation.Load([]string{benchInput(t, 300, 30)}, nil).Docs
+	one, err := RunWith(docs, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	many, _ := RunWith(docs, Options{Workers: 7})
+	var a, b bytes.Buffer
+	_ = WriteJSON(&a, one.Results)
+	_ = WriteJSON(&b, many.Results)
+	if a.String() != b.String() {
+		t.Fatal("the number of workers changed the output")
+	}
+}
+
+// WriteJSON must print exactly what encoding/json prints.
+func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
+	docs := validation.Load([]string{benchInput(t, 200, 20)}, nil).Docs
+	for _, dir := range []string{"seed000", "seed002", "seed004"} {
+		docs = append(docs, validation.Load([]string{filepath.Join(examples, dir)}, nil).Docs...)
+	}
+	rep, err := Run(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := Result{
+		Resource: Resource{Kind: "K<&>", Name: "a\"b\\c\n\t\x01\u2028\u2029é\xff"},
+		Clusters: nil, Feasible: []string{}, Diagnosis: nil,
+		Manifests: map[string]map[string]any{
+			"x": {"f": 1.5, "big": 1e21, "small": 1e-7, "neg": -0.0, "i": int64(-3), "n": nil, "b": false,
+				"empty": map[string]any{}, "list": []any{}, "nested": []any{map[string]any{"k": []any{"v", 2.0}}},
+				"strs": []string{"a", "b"}, "raw": json.RawMessage(`{"z":[1,{}]}`)},
+			"y": {},
+		},
+		Overrides:    map[string][]string{"x": {}, "y": nil},
+		RenderErrors: map[string]string{"x": "bad <thing>"},
+	}
+	shared := []string{"P: shared reason"}
+	odd2 := Result{Diagnosis: map[string][]string{"a": shared, "b": shared, "c": {"Q: other"}, "d": shared[:1:1]}}
+	for _, results := range [][]Result{rep.Results, {odd, odd2}, {}, nil} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		if results == nil {
+			results = []Result{}
+		}
+		if err := enc.Encode(struct {
+			Results []Result `json:"results"`
+		}{results}); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := WriteJSON(&got, results); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			g, w := got.String(), want.String()
+			i := 0
+			for i < len(g) && i < len(w) && g[i] == w[i] {
+				i++
+			}
+			t.Fatalf("WriteJSON differs from encoding/json at byte %d:\ngot  %q\nwant %q", i, excerpt(g, i), excerpt(w, i))
+		}
+	}
+}
+
+func excerpt(s string, i int) string {
+	return s[max(0, i-80):min(len(s), i+80)]
+}
+
+// Load must return what validation.Load returns, however the files are cut.
+func TestLoadMatchesValidationLoad(t *testing.T) {
+	dir := t.TempDir()
+	big, err := os.ReadFile(benchInput(t, 120, 12))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Errors and warnings in several pieces: an unknown field, a YAML
+	// syntax error, a seed spelling, empty documents.
+	src := string(big)
+	src = strings.Replace(src, "  replicas: 5\n", "  replicas: 5\n  replica: 1\n", 1)
+	src = strings.Replace(src, "name: app-00060\n", "name: app-00060\n  labels: [oops\n", 1)
+	src = strings.Replace(src, "name: app-00090\n", "name: app-00090\n---\n# only a comment\n---\n", 1)
+	src += "---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: seed}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: Service}]\n  placement:\n    replicaScheduling:\n      weightPreference:\n        staticClusterWeight: [{targetCluster: {clusterNames: [a]}, weight: 1}]\n"
+	files := map[string]string{"a.yaml": src, "b.yml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", "c.json": `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`, "ignored.txt": "x"}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	empty := t.TempDir()
+	old := minPiece
+	defer func() { minPiece = old }()
+	for _, mp := range []int{1, 1000, old} {
+		minPiece = mp
+		for _, paths := range [][]string{{dir}, {filepath.Join(dir, "a.yaml"), "-", "-"}, {empty, filepath.Join(dir, "missing.yaml")}} {
+			want := validation.Load(paths, strings.NewReader(src))
+			got := Load(paths, strings.NewReader(src))
+			if len(want.Errors) == 0 && len(paths) < 3 {
+				t.Fatal("the test input should have errors")
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("minPiece %d, paths %v: Load differs from validation.Load:\n%s", mp, paths, diffResults(got, want))
+			}
+		}
+	}
+}
+
+func diffResults(got, want validation.Result) string {
+	var sb strings.Builder
+	if len(got.Docs) != len(want.Docs) {
+		sb.WriteString("docs: " + itoa(len(got.Docs)) + " vs " + itoa(len(want.Docs)) + "\n")
+	}
+	for i := range min(len(got.Docs), len(want.Docs)) {
+		g, w := got.Docs[i], want.Docs[i]
+		if g.File != w.File || g.Index != w.Index || g.Line != w.Line || g.Name != w.Name {
+			sb.WriteString("doc " + itoa(i) + ": " + g.File + ":" + itoa(g.Index) + ":" + itoa(g.Line) + " vs " + w.File + ":" + itoa(w.Index) + ":" + itoa(w.Line) + "\n")
+			break
+		}
+	}
+	for name, ps := range map[string][2][]validation.Problem{"errors": {got.Errors, want.Errors}, "warnings": {got.Warnings, want.Warnings}} {
+		if !reflect.DeepEqual(ps[0], ps[1]) {
+			sb.WriteString(name + ":\n")
+			for _, p := range ps[0] {
+				sb.WriteString("  got  " + validation.Format(p) + "\n")
+			}
+			for _, p := range ps[1] {
+				sb.WriteString("  want " + validation.Format(p) + "\n")
+			}
+		}
+	}
+	return sb.String()
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// Rendering once per set of matching rules and setting the replicas on a
+// copy must give what render.Render gives for every cluster on its own.
+func TestSharedRenderMatchesRender(t *testing.T) {
+	docs := validation.Load([]string{benchInput(t, 240, 40)}, nil).Docs
+	for _, dir := range []string{"seed000", "seed002", "seed004"} {
+		docs = append(docs, validation.Load([]string{filepath.Join(examples, dir)}, nil).Docs...)
+	}
+	// An override that touches spec.replicas on some clusters, one that
+	// edits elsewhere, and a Job (parallelism).
+	docs = append(docs, mustLoad(t, `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: halve, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {team: t3}}}]
+  overrideRules:
+  - targetCluster: {labelSelector: {matchLabels: {tier: t1}}}
+    overriders:
+      plaintext: [{path: /spec/replicas, operator: replace, value: 1}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterOverridePolicy
+metadata: {name: min-ready}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}, {apiVersion: batch/v1, kind: Job}]
+  overrideRules:
+  - targetCluster: {labelSelector: {matchLabels: {tier: t2}}}
+    overriders:
+      plaintext: [{path: /metadata/labels/slow, operator: add, value: "yes"}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: batch, namespace: default, labels: {team: t1}}
+spec:
+  parallelism: 9
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: jobs, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: batch/v1, kind: Job}]
+  placement:
+    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted}
+`)...)
+	w, err := newWorld(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked, shared, halved, parallelism := 0, 0, 0, int64(0)
+	for _, td := range w.templates {
+		res := w.simulate(td)
+		if res.Policy == nil {
+			continue
+		}
+		for c, m := range res.Manifests {
+			spec, _ := m["spec"].(map[string]any)
+			if slices.Contains(res.Overrides[c], "OverridePolicy/default/halve") && spec["replicas"] == int64(1) {
+				halved++
+			}
+			if m["kind"] == "Job" {
+				parallelism += spec["parallelism"].(int64)
+			}
+		}
+		facts := td.tmpl.Facts()
+		claimed := policyd.ClaimPolicy(facts, td.currentPolicy(), w.policies)
+		b := policyd.BuildBinding(td.tmpl, claimed, policyd.OrderOverrides(facts, w.overrides))
+		for _, tc := range res.Clusters {
+			var rp *int32
+			if b.Replicas > 0 {
+				r := tc.Replicas
+				rp = &r
+			}
+			want, applied, err := render.Render(td.tmpl.Object, w.clusters.renderCluster(tc.Name), b.Overrides, rp)
+			if err != nil {
+				t.Fatalf("%s on %s: %v", facts.Name, tc.Name, err)
+			}
+			if applied == nil {
+				applied = []string{}
+			}
+			if !reflect.DeepEqual(res.Manifests[tc.Name], want) || !reflect.DeepEqual(res.Overrides[tc.Name], applied) {
+				t.Fatalf("%s %s on %s: the shared render differs from render.Render", facts.Kind, facts.Name, tc.Name)
+			}
+			checked++
+		}
+		if len(res.Clusters) > 1 {
+			shared++
+		}
+	}
+	if halved == 0 || parallelism != 9 {
+		t.Fatalf("the replica-touching override applied %d times; Job parallelism sums to %d", halved, parallelism)
+	}
+	if checked < 500 || shared < 100 {
+		t.Fatalf("checked only %d manifests (%d templates on several clusters)", checked, shared)
+	}
+}
+
+// A failing override is reported per cluster, worded as render.Render
+// words it (the rule index is the policy's own).
+func TestRenderErrors(t *testing.T) {
+	src := dynamicInput + `---
+apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: broken, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  overrideRules:
+  - targetCluster: {clusterNames: [a]}
+    overriders:
+      labelsOverrider: [{operator: add, value: {fine: "yes"}}]
+  - targetCluster: {clusterNames: [b]}
+    overriders:
+      plaintext: [{path: /spec/nothing/here, operator: replace, value: 1}]
+`
+	docs := mustLoad(t, src)
+	rep, err := Run(docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rep.Results[0]
+	if _, ok := r.Manifests["a"]; !ok || len(r.RenderErrors) != 1 {
+		t.Fatalf("manifests %v render errors %v", r.Manifests, r.RenderErrors)
+	}
+	w, _ := newWorld(docs)
+	td := w.templates[0]
+	facts := td.tmpl.Facts()
+	b := policyd.BuildBinding(td.tmpl, policyd.ClaimPolicy(facts, nil, w.policies), policyd.OrderOverrides(facts, w.overrides))
+	six := int32(6)
+	_, _, want := render.Render(td.tmpl.Object, w.clusters.renderCluster("b"), b.Overrides, &six)
+	if want == nil || r.RenderErrors["b"] != want.Error() || !strings.Contains(want.Error(), "overrideRules[1]") {
+		t.Fatalf("render error = %q, want %v", r.RenderErrors["b"], want)
+	}
+	if len(r.Warnings) != 1 {
+		t.Fatalf("warnings = %v", r.Warnings)
+	}
+}
