@@ -15,23 +15,34 @@ import (
 )
 
 func newDescribe(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:     "describe cluster NAME",
-		Short:   "Show a member cluster in detail: Ready and its conditions, capacity, taints",
-		Example: "  flotilla describe cluster cluster1",
+	var namespace string
+	c := &cobra.Command{
+		Use:     "describe (cluster NAME | work NAME [-n NS])",
+		Short:   "Show a member cluster (Ready, conditions, capacity, taints) or a template's work in every member",
+		Example: "  flotilla describe cluster cluster1\n  flotilla describe work my-app -n default",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] != "cluster" && args[0] != "clusters" {
-				return fmt.Errorf("describe %s: only `describe cluster NAME` is supported so far", args[0])
-			}
 			bus, err := g.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer bus.Close()
-			return describeCluster(cmd.Context(), cmd.OutOrStdout(), bus, args[1])
+			switch args[0] {
+			case "cluster", "clusters":
+				return describeCluster(cmd.Context(), cmd.OutOrStdout(), bus, args[1])
+			case "work", "works":
+				v, err := loadTemplateView(cmd.Context(), bus, args[1], namespace)
+				if err != nil {
+					return err
+				}
+				describeWork(cmd.OutOrStdout(), v)
+				return nil
+			}
+			return fmt.Errorf("describe %s: want `describe cluster NAME` or `describe work NAME [-n NS]`", args[0])
 		},
 	}
+	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the work")
+	return c
 }
 
 func describeCluster(ctx context.Context, out io.Writer, bus *natsbus.Bus, name string) error {

@@ -34,16 +34,17 @@ func (l *listFlags) wants(ns string) bool { return l.all || ns == "" || ns == l.
 func newGet(g *globals) *cobra.Command {
 	l := &listFlags{}
 	c := &cobra.Command{
-		Use:   "get clusters|policies|work|placements",
+		Use:   "get clusters|policies|work|placements|KIND/NAME",
 		Short: "List member clusters, policies, work or placements",
 		Long: `List what Flotilla knows, read from the streams:
   clusters     member clusters: readiness and capacity (healthd)
   policies     propagation and override policies (policyd)
   work         one row per template and cluster: Pending, Applied, Progressing, Running, Failed, Deleting (executord)
-  placements   where each template is placed and why (schedulerd)`,
-		Example:   "  flotilla get work\n  flotilla get placements -A -o wide\n  flotilla get clusters -o yaml",
-		Args:      cobra.ExactArgs(1),
-		ValidArgs: []string{"clusters", "policies", "work", "placements"},
+  placements   where each template is placed and why (schedulerd)
+  KIND/NAME    one template: ready/desired replicas per cluster and in total`,
+		Example: "  flotilla get deployment/my-app\n  flotilla get work\n  flotilla get placements -A -o wide\n  flotilla get clusters -o yaml",
+		Args:    cobra.ExactArgs(1),
+
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch l.output {
 			case "", "wide", "json", "yaml":
@@ -57,6 +58,16 @@ func newGet(g *globals) *cobra.Command {
 			}
 			defer bus.Close()
 			out := cmd.OutOrStdout()
+			if strings.Contains(args[0], "/") {
+				v, err := loadTemplateView(ctx, bus, args[0], l.namespace)
+				if err != nil {
+					return err
+				}
+				if ok, err := printStructured(out, l.output, []templateView{v}); ok {
+					return err
+				}
+				return printTemplateView(out, v)
+			}
 			switch strings.ToLower(args[0]) {
 			case "clusters", "cluster":
 				return getClusters(ctx, out, bus, l)

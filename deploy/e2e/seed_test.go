@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -40,6 +41,14 @@ func TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries(t *testing.T) {
 		}
 		return nil
 	})
+
+	view := s.mustCLI("get", "deployment/my-app", "-n", "default")
+	if !regexp.MustCompile(`TOTAL\s+6\s+6`).MatchString(view) || !regexp.MustCompile(`cluster1\s+3\s+3\s+Running`).MatchString(view) {
+		t.Errorf("get deployment/my-app:\n%s", view)
+	}
+	if out := s.mustCLI("describe", "work", "my-app", "-n", "default"); !strings.Contains(out, "Cluster:      cluster2") || !strings.Contains(out, "OverridePolicy/default/my-app-override") {
+		t.Errorf("describe work:\n%s", out)
+	}
 
 	// Drift: scaling cluster2's copy by hand is put back on the next resync, and reported.
 	d2, err := s.member("cluster2").AppsV1().Deployments("default").Get(ctx, "my-app", metav1.GetOptions{})
