@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -102,7 +103,8 @@ func newWatch(g *globals) *cobra.Command {
 			}
 			defer bus.Close()
 			out := cmd.OutOrStdout()
-			w := table(out)
+			// Rows arrive one at a time: fixed minimum widths keep the columns aligned.
+			w := tabwriter.NewWriter(out, 14, 0, 2, ' ', 0)
 			if l.output != "json" {
 				printPlacementHeader(w, l)
 				_ = w.Flush()
