@@ -52,6 +52,8 @@ type worker struct {
 	mu     sync.Mutex
 	work   map[events.ObjectKey]events.WorkStatus        // last status published per template
 	placed map[events.ObjectKey]events.PlacementDecision // last placement seen per template
+	// namespaces known to exist in the member (saves a read per apply).
+	namespaces map[string]bool
 	// depsOf lists the dependencies applied with each template (propagateDeps).
 	depsOf map[events.ObjectKey][]events.ObjectKey
 	// desired is the manifest last applied per template, for drift checks.
@@ -72,7 +74,7 @@ func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.
 	return &worker{d: d, name: name, reg: reg, log: d.deps.Log.With(zap.String("cluster", name)), dyn: dyn, kube: kube,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		work:   map[events.ObjectKey]events.WorkStatus{}, placed: map[events.ObjectKey]events.PlacementDecision{},
-		desired: map[events.ObjectKey]map[string]any{}, depsOf: map[events.ObjectKey][]events.ObjectKey{}}, nil
+		desired: map[events.ObjectKey]map[string]any{}, depsOf: map[events.ObjectKey][]events.ObjectKey{}, namespaces: map[string]bool{}}, nil
 }
 
 // ConsumerFor names the durable consumer that serves a cluster.
@@ -282,6 +284,9 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 	w.d.metrics.applies.WithLabelValues(w.name).Inc()
 	out, err := ri.Apply(ctx, obj.GetName(), obj, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if err != nil {
+		if apierrors.IsNotFound(err) {
+			delete(w.namespaces, obj.GetNamespace()) // deleted by hand: create it again on the retry
+		}
 		return w.applyError(ctx, cause, status, err)
 	}
 	if repair != "" {
@@ -432,12 +437,18 @@ func (w *worker) ensureNamespace(ctx context.Context, ns string) error {
 	if ns == "" {
 		return nil
 	}
+	if w.namespaces[ns] {
+		return nil
+	}
 	_, err := w.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = w.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{FieldManager: FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			err = nil
 		}
+	}
+	if err == nil {
+		w.namespaces[ns] = true
 	}
 	return err
 }
@@ -457,43 +468,59 @@ func (w *worker) resyncLoop(ctx context.Context) {
 	}
 }
 
+// resync reads every object back without holding the worker's lock (the
+// reads are rate-limited and must not starve placements), then takes the
+// lock per object to publish its status or repair drift, skipping objects
+// whose placement changed meanwhile.
 func (w *worker) resync(ctx context.Context) {
+	type item struct {
+		key     events.ObjectKey
+		rev     int64
+		p       events.PlacementDecision
+		desired map[string]any
+	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	items := make([]item, 0, len(w.work))
 	for key, st := range w.work {
-		if st.Phase == events.WorkDeleted || ctx.Err() != nil {
-			continue
+		if p, ok := w.placed[key]; ok && p.Binding != nil && st.Phase != events.WorkDeleted {
+			items = append(items, item{key, p.BindingRevision, p, w.desired[key]})
 		}
-		p, ok := w.placed[key]
-		if !ok || p.Binding == nil {
-			continue
+	}
+	w.mu.Unlock()
+	for _, it := range items {
+		if ctx.Err() != nil {
+			return
 		}
-		gvk := schema.FromAPIVersionAndKind(p.Binding.APIVersion, key.Kind)
-		mapping, err := w.mapping(gvk)
+		mapping, err := w.mapping(schema.FromAPIVersionAndKind(it.p.Binding.APIVersion, it.key.Kind))
 		if err != nil {
 			continue
 		}
-		cur, err := w.resource(mapping, key.Namespace).Get(ctx, key.Name, metav1.GetOptions{})
+		cur, err := w.resource(mapping, it.key.Namespace).Get(ctx, it.key.Name, metav1.GetOptions{})
 		drift := ""
 		switch {
 		case apierrors.IsNotFound(err):
 			drift = "the object (deleted)"
-		case err == nil && w.desired[key] != nil:
-			drift = Drift(w.desired[key], cur.Object)
+		case err == nil && it.desired != nil:
+			drift = Drift(it.desired, cur.Object)
 		}
-		if drift != "" {
-			w.log.Info("drift: the member object was changed by hand, applying again", zap.String("workload", key.String()), zap.String("field", drift))
-			for _, tc := range p.Clusters {
+		w.mu.Lock()
+		st, ok := w.work[it.key]
+		if p, placed := w.placed[it.key]; !ok || !placed || p.BindingRevision != it.rev || st.Phase == events.WorkDeleted {
+			w.mu.Unlock() // handled meanwhile: the new placement decides
+			continue
+		}
+		switch {
+		case drift != "":
+			w.log.Info("drift: the member object was changed by hand, applying again", zap.String("workload", it.key.String()), zap.String("field", drift))
+			for _, tc := range it.p.Clusters {
 				if tc.Name == w.name {
-					_ = w.apply(ctx, events.Event{}, p, tc.Replicas, drift)
+					_ = w.apply(ctx, events.Event{}, it.p, tc.Replicas, drift)
 				}
 			}
-			continue
+		case err == nil && st.Phase != events.WorkFailed:
+			_ = w.publishObserved(ctx, events.Event{}, st, cur)
 		}
-		if err != nil || st.Phase == events.WorkFailed {
-			continue
-		}
-		_ = w.publishObserved(ctx, events.Event{}, st, cur)
+		w.mu.Unlock()
 	}
 }
 

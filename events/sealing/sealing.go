@@ -53,7 +53,25 @@ func LoadOrCreate(path string) (*Key, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	// Write a private temp file and link it into place: the link fails if
+	// another process (healthd and executord often start together) created
+	// the key first, and then everyone uses that one.
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".credentials-key-*")
+	if err != nil {
+		return nil, fmt.Errorf("write credentials key: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("write credentials key: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return Load(path)
+		}
 		return nil, fmt.Errorf("write credentials key: %w", err)
 	}
 	return k, nil

@@ -29,3 +29,24 @@ func TestSealedCredentialsOpenOnlyWithTheirKey(t *testing.T) {
 		t.Fatal("another key opened the box")
 	}
 }
+
+func TestConcurrentFirstStartsAgreeOnOneKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "key.json")
+	ids := make(chan string, 8)
+	for range 8 {
+		go func() {
+			k, err := LoadOrCreate(path)
+			if err != nil {
+				ids <- "error: " + err.Error()
+				return
+			}
+			ids <- k.ID
+		}()
+	}
+	first := <-ids
+	for range 7 {
+		if id := <-ids; id != first {
+			t.Fatalf("two processes starting together got different keys: %s and %s", first, id)
+		}
+	}
+}
