@@ -30,18 +30,21 @@ func loadTemplateView(ctx context.Context, bus *natsbus.Bus, ref, namespace stri
 		return templateView{}, err
 	}
 	var v templateView
-	found := false
+	var kinds []string
 	for _, m := range ms {
 		var p events.PlacementDecision
 		if m.Err != nil || events.Type(m.Event.Type()) != events.TypePlacementDecided || events.Decode(m.Event, &p) != nil {
 			continue
 		}
 		if (kind == "*" || kindMatches(kind, p.Key.Kind)) && p.Key.Name == name && (p.Key.Namespace == namespace || p.Key.Namespace == "") {
-			v.Placement, found = p, true
-			break
+			v.Placement = p
+			kinds = append(kinds, strings.ToLower(p.Key.Kind)+"/"+name)
 		}
 	}
-	if !found {
+	if len(kinds) > 1 {
+		return v, fmt.Errorf("%s names %d templates: say which, e.g. %s", ref[2:], len(kinds), strings.Join(kinds, " or "))
+	}
+	if len(kinds) == 0 {
 		return v, fmt.Errorf("no placed template %s in namespace %s (flotilla get placements -A lists them)", ref, namespace)
 	}
 	key := v.Placement.Key
