@@ -295,6 +295,11 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 // rebindDependents recomputes the bindings of workloads whose policy
 // propagates dependencies and whose pod template references key.
 func (h *Handler) rebindDependents(ctx context.Context, cause events.Event, key events.ObjectKey) error {
+	switch key.Kind {
+	case "ConfigMap", "Secret", "PersistentVolumeClaim", "ServiceAccount":
+	default:
+		return nil // only these kinds can be a dependency; skip the scan (it made bulk applies quadratic)
+	}
 	for _, k := range h.st.sortedTemplateKeys() {
 		b, ok := h.st.bindings[k]
 		if k == key || !ok || !h.st.bindingLive[k] || b.Spec == nil || !b.Spec.PropagateDeps {
