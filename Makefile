@@ -36,8 +36,9 @@ demo: tools build clusters
 demo-down:
 	@-pkill -f "[b]in/flotilla up --data-dir $(CURDIR)/.flotilla" ; true
 
-## bench: scheduler and renderer benchmarks
-bench:
+## bench: the whole path (policyd -> schedulerd on embedded JetStream, 100 clusters, 10,000 templates), then the core benchmarks
+bench: build
+	$(BIN) bench --clusters 100 --templates 10000
 	$(GO) test -run '^$$' -bench . -benchmem ./schedulerd/... ./executord/render/...
 
 ## lint: gofmt, go vet

@@ -78,8 +78,18 @@ func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) erro
 	if old, ok := h.bindings[b.Key]; ok && old.Revision >= b.Revision {
 		return nil // stale or duplicate delivery
 	}
+	prev, had := h.bindings[b.Key]
 	h.bindings[b.Key] = b
-	return h.schedule(ctx, e, b.Key)
+	if err := h.schedule(ctx, e, b.Key); err != nil {
+		// Not placed: forget the revision, so that the redelivery schedules it.
+		if had {
+			h.bindings[b.Key] = prev
+		} else {
+			delete(h.bindings, b.Key)
+		}
+		return err
+	}
+	return nil
 }
 
 // HandleBindingRemoved withdraws a template's placement.
@@ -103,7 +113,7 @@ func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) erro
 		return events.Permanent(err)
 	}
 	events.CausedBy(&out, e)
-	if err := h.pub.Publish(ctx, events.PlacementSubject(b.Key), out); err != nil {
+	if err := publishEffect(ctx, h.pub, events.PlacementSubject(b.Key), out); err != nil {
 		return err
 	}
 	delete(h.placements, b.Key)
@@ -277,16 +287,25 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 	if cause.ID() != "" {
 		events.CausedBy(&out, cause)
 	}
-	if err := h.pub.Publish(ctx, events.PlacementSubject(k), out); err != nil {
+	if err := publishEffect(ctx, h.pub, events.PlacementSubject(k), out); err != nil {
 		return err
 	}
-	h.placements[k] = p
+	h.placements[k] = remembered(p)
 	if p.Scheduled {
 		h.metrics.decisions.WithLabelValues("scheduled").Inc()
 	} else {
 		h.metrics.decisions.WithLabelValues("unschedulable").Inc()
 	}
 	return nil
+}
+
+// remembered is the part of a published placement later decisions read
+// (outcome, targets, revision, time). The explanation (feasible clusters,
+// scores, diagnosis, the binding) is on the bus; keeping it for every
+// template would multiply schedulerd's memory.
+func remembered(p events.PlacementDecision) events.PlacementDecision {
+	p.Feasible, p.Diagnosis, p.Scores, p.Binding, p.Warnings, p.Division = nil, nil, nil, nil, nil, ""
+	return p
 }
 
 func samePlacement(a, b events.PlacementDecision) bool {
@@ -320,4 +339,20 @@ func (h *Handler) CatchUp(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// publishEffect publishes an event the handled input causes. On the bus
+// (natsbus.Bus, inside its consumer) the event is deferred: the handler does
+// not wait for JetStream's ack, and the consumer acknowledges the input only
+// once the event is stored. Any other Publisher stores it before returning.
+func publishEffect(ctx context.Context, pub events.Publisher, subject string, e events.Event) error {
+	if d, ok := pub.(deferringPublisher); ok {
+		return d.PublishDeferred(ctx, subject, e)
+	}
+	return pub.Publish(ctx, subject, e)
+}
+
+// deferringPublisher is implemented by natsbus.Bus.
+type deferringPublisher interface {
+	PublishDeferred(ctx context.Context, subject string, e events.Event) error
 }

@@ -24,7 +24,9 @@ import (
 // An error is returned only when e cannot be sent at all (it does not
 // encode, the connection is closed): the handler returns it as it would a
 // failed Publish. Events deferred by one handler are stored in the order
-// they were published, after those deferred before them on this Bus.
+// they were published, after those deferred before them on this Bus. Call
+// it before the handler returns: an event deferred later (from a goroutine
+// the handler left behind) is not waited for.
 func (b *Bus) PublishDeferred(ctx context.Context, subj string, e events.Event) error {
 	bt, _ := ctx.Value(batchKey{}).(*batch)
 	if bt == nil {
