@@ -161,20 +161,35 @@ func (h *Handler) effects(ctx context.Context, cause events.Event, rec events.Ob
 	return nil
 }
 
+// objectRef is the data of deletion and reschedule requests: which object.
+type objectRef struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+func (r objectRef) key() events.ObjectKey {
+	return KeyOf(r.APIVersion, r.Kind, r.Metadata.Namespace, r.Metadata.Name)
+}
+
+func decodeRef(e events.Event, what string) (objectRef, error) {
+	var r objectRef
+	if err := json.Unmarshal(e.Data(), &r); err != nil || r.Kind == "" || r.Metadata.Name == "" {
+		return r, events.Permanent(fmt.Errorf("%s needs apiVersion, kind and metadata.name: %v", what, err))
+	}
+	return r, nil
+}
+
 // HandleObjectDeleted removes an object and what depended on it.
 func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error {
-	var obj struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
+	obj, err := decodeRef(e, "deletion")
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(e.Data(), &obj); err != nil || obj.Kind == "" || obj.Metadata.Name == "" {
-		return events.Permanent(fmt.Errorf("deletion needs apiVersion, kind and metadata.name: %v", err))
-	}
-	key := KeyOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace, obj.Metadata.Name)
+	key := obj.key()
 	rec, ok := h.st.records[key]
 	if !ok {
 		// Deleting what is not there is not an error (kubectl delete --ignore-not-found semantics);
@@ -228,18 +243,11 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 // HandleRescheduleRequested republishes a template's binding with
 // rescheduleRequestedAt set, so schedulerd places it afresh.
 func (h *Handler) HandleRescheduleRequested(ctx context.Context, e events.Event) error {
-	var obj struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
+	obj, err := decodeRef(e, "reschedule")
+	if err != nil {
+		return err
 	}
-	if err := json.Unmarshal(e.Data(), &obj); err != nil || obj.Kind == "" || obj.Metadata.Name == "" {
-		return events.Permanent(fmt.Errorf("reschedule needs apiVersion, kind and metadata.name: %v", err))
-	}
-	key := KeyOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace, obj.Metadata.Name)
+	key := obj.key()
 	b, ok := h.st.bindings[key]
 	if !ok || !h.st.bindingLive[key] {
 		return events.Permanent(fmt.Errorf("reschedule %s: no policy has claimed it", key))
