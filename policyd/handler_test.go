@@ -175,3 +175,27 @@ func TestOverridesAreOrderedClusterScopedFirstThenBySpecificityAndName(t *testin
 		t.Fatalf("override order %s", got)
 	}
 }
+
+func TestRescheduleRequestRepublishesTheBindingWithItsTime(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	_ = h.Handle(ctx, applied(t, deployment))
+	_ = h.Handle(ctx, applied(t, policyDoc("p", "", 0)))
+	req, err := events.New(events.TypeRescheduleRequested, "/test", "x", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "my-app", "namespace": "default"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	bs := bindings(rec)
+	last := bs[len(bs)-1]
+	if len(bs) != 2 || last.RescheduleRequestedAt == nil || last.Revision != 2 || last.Generation != 1 {
+		t.Fatalf("after reschedule: %+v", last)
+	}
+	unknown, _ := events.New(events.TypeRescheduleRequested, "/test", "x", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "nope", "namespace": "default"}})
+	if err := h.Handle(ctx, unknown); !events.IsPermanent(err) {
+		t.Fatalf("reschedule of an unclaimed template: %v", err)
+	}
+}
