@@ -136,6 +136,9 @@ type PlacementDecision struct {
 	// Diagnosis: cluster -> reasons, each "<Plugin>: <reason>".
 	Diagnosis map[string][]string `json:"diagnosis,omitempty"`
 	Scores    map[string]int64    `json:"scores,omitempty"`
+	// AffinityName is the clusterAffinities term the placement was computed
+	// with; the next decision resumes there (reference §1.2).
+	AffinityName string `json:"affinityName,omitempty"`
 	// Division explains the replica arithmetic in one line.
 	Division  string    `json:"division,omitempty"`
 	Error     string    `json:"error,omitempty"`

@@ -257,7 +257,7 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 	}
 	in := core.Input{Binding: b, Snapshot: h.snap}
 	if hadLast {
-		in.Previous = last.Clusters
+		in.Previous, in.ObservedAffinity = last.Clusters, last.AffinityName
 	}
 	// An explicit reschedule newer than the last decision asks for a Fresh
 	// division (reference §1.1 rule 3, §2.5).
@@ -269,6 +269,11 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 		Key: k, Generation: b.Generation, BindingRevision: b.Revision, Scheduled: res.Scheduled, Clusters: res.Clusters,
 		Strategy: res.Strategy, Feasible: res.Feasible, Diagnosis: res.Diagnosis, Scores: res.Scores, Division: res.Division,
 		Error: res.Error, Warnings: res.Warnings, Binding: &b, DecidedAt: h.now().UTC(),
+	}
+	if res.Scheduled {
+		p.AffinityName = res.AffinityName
+	} else if hadLast {
+		p.AffinityName = last.AffinityName // a failed pass does not move the observed term
 	}
 	if !res.Scheduled && !res.Unfit && hadLast {
 		// Karmada keeps the current result after any failure other than
@@ -314,7 +319,7 @@ func samePlacement(a, b events.PlacementDecision) bool {
 
 func placementFingerprint(p events.PlacementDecision) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "%t|%s|", p.Scheduled, p.Error)
+	fmt.Fprintf(&sb, "%t|%s|%s|", p.Scheduled, p.Error, p.AffinityName)
 	for _, c := range p.Clusters {
 		fmt.Fprintf(&sb, "%s=%d,", c.Name, c.Replicas)
 	}

@@ -122,3 +122,37 @@ func TestCatchUpSchedulesBindingsACrashLeftWithoutPlacement(t *testing.T) {
 		t.Fatalf("second catch-up repeated a decision")
 	}
 }
+
+func TestClusterAffinitiesResumeAtTheObservedTermUntilARescheduleRestartsThem(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
+	ctx := context.Background()
+	join(t, h, "backup", true)
+	_ = h.Handle(ctx, ev(t, events.TypeClusterRegistered, events.ClusterRegistration{Name: "primary", Generation: 1}))
+	_ = h.Handle(ctx, ev(t, events.TypeClusterHealthChanged, events.ClusterHealth{Cluster: "primary", Ready: false, State: "NotReady", ObservedAt: time.Now(),
+		Taints: []corev1.Taint{{Key: policy.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule}}}))
+	cm := events.ObjectKey{Kind: "ConfigMap", Namespace: "default", Name: "cfg"}
+	b := events.Binding{Key: cm, APIVersion: "v1", Generation: 1, Revision: 1, Spec: &policy.PropagationSpec{Placement: policy.Placement{
+		ClusterAffinities: []policy.ClusterAffinityTerm{
+			{AffinityName: "main", ClusterAffinity: policy.ClusterAffinity{ClusterNames: []string{"primary"}}},
+			{AffinityName: "dr", ClusterAffinity: policy.ClusterAffinity{ClusterNames: []string{"backup"}}},
+		}}}}
+	_ = h.Handle(ctx, ev(t, events.TypeBindingChanged, b))
+	ps := placements(rec)
+	if len(ps) != 1 || ps[0].AffinityName != "dr" || ps[0].Clusters[0].Name != "backup" {
+		t.Fatalf("with primary NotReady: %+v", ps)
+	}
+	// primary recovers: the placement stays on the observed term (no automatic return).
+	_ = h.Handle(ctx, ev(t, events.TypeClusterHealthChanged, events.ClusterHealth{Cluster: "primary", Ready: true, State: "Ready", ObservedAt: time.Now()}))
+	if ps = placements(rec); len(ps) != 1 {
+		t.Fatalf("moved back by itself: %+v", ps[len(ps)-1])
+	}
+	// An explicit reschedule restarts from the first term.
+	now := time.Now().Add(time.Second)
+	b.Revision, b.RescheduleRequestedAt = 2, &now
+	_ = h.Handle(ctx, ev(t, events.TypeBindingChanged, b))
+	ps = placements(rec)
+	if last := ps[len(ps)-1]; last.AffinityName != "main" || last.Clusters[0].Name != "primary" {
+		t.Fatalf("after reschedule: %+v", last)
+	}
+}
