@@ -104,14 +104,8 @@ func (w *worker) run(ctx context.Context) error {
 	// Catch up first with the latest placement of every template: after a
 	// restart this finishes what a crash interrupted (applies are skipped
 	// when the member already holds the rendered manifest).
-	latest, err := bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements)
-	if err != nil {
+	if err := bus.HandleLatest(ctx, events.StreamPlacement, w.handle, events.AllPlacements); err != nil {
 		return err
-	}
-	for _, m := range latest {
-		if m.Err == nil {
-			_ = w.handle(ctx, m.Event)
-		}
 	}
 	c, err := bus.Bind(ctx, natsbusSpec(w.name))
 	if err != nil {
@@ -346,8 +340,8 @@ func (w *worker) remove(ctx context.Context, cause events.Event, key events.Obje
 	if !ok || last.Phase == events.WorkDeleted {
 		return nil
 	}
-	gvk := schema.FromAPIVersionAndKind(apiVersionOf(key, last), key.Kind)
-	if mapping, err := w.mapping(gvk); err == nil {
+	// The member's preferred version of the group and kind: deletion needs no template.
+	if mapping, err := w.mapping(schema.GroupVersionKind{Group: key.Group, Kind: key.Kind}); err == nil {
 		ri := w.resource(mapping, key.Namespace)
 		cur, err := ri.Get(ctx, key.Name, metav1.GetOptions{})
 		switch {
@@ -365,17 +359,6 @@ func (w *worker) remove(ctx context.Context, cause events.Event, key events.Obje
 	st := events.WorkStatus{Key: key, Cluster: w.name, Generation: gen, BindingRevision: rev, Phase: events.WorkDeleted, CreatedAt: last.CreatedAt}
 	return w.publishType(ctx, cause, events.TypeWorkDeleted, st)
 }
-
-func apiVersionOf(key events.ObjectKey, s events.WorkStatus) string {
-	if p, ok := groupVersions[key.Group]; ok {
-		return p
-	}
-	return key.Group + "/v1"
-}
-
-// groupVersions maps the groups of common kinds to their served version.
-var groupVersions = map[string]string{"": "v1", "apps": "apps/v1", "batch": "batch/v1", "networking.k8s.io": "networking.k8s.io/v1",
-	"rbac.authorization.k8s.io": "rbac.authorization.k8s.io/v1", "policy": "policy/v1", "autoscaling": "autoscaling/v2"}
 
 func (w *worker) publish(ctx context.Context, cause events.Event, st events.WorkStatus) error {
 	return w.publishType(ctx, cause, events.TypeWorkStatusChanged, st)

@@ -101,14 +101,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := sealing.Announce(ctx, bus, d.key, d.source); err != nil {
 		return err
 	}
-	regs, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
-	if err != nil {
+	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.HandleMember, events.AllMembers); err != nil {
 		return err
-	}
-	for _, m := range regs {
-		if m.Err == nil {
-			_ = d.HandleMember(ctx, m.Event)
-		}
 	}
 	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: MembersConsumer + "-" + d.cfg.Instance, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}})
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flotilla-io/flotilla/events"
 )
 
 // LatestPerSubject returns the newest message of every subject matching
@@ -116,4 +118,22 @@ func (b *Bus) Watch(ctx context.Context, stream string, filters []string, fromLa
 // SortByTime orders messages from several streams by their stored time.
 func SortByTime(ms []Message) {
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Time.Before(ms[j].Time) })
+}
+
+// HandleLatest feeds the newest message of every subject matching filters
+// to h, oldest first: how a daemon catches up with current state before it
+// follows a durable consumer. Handler errors are left to the durable
+// consumer's redelivery and do not stop the catch-up; messages that are not
+// valid CloudEvents are skipped (the consumer dead-letters them).
+func (b *Bus) HandleLatest(ctx context.Context, stream string, h func(context.Context, events.Event) error, filters ...string) error {
+	ms, err := b.LatestPerSubject(ctx, stream, filters...)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Err == nil {
+			_ = h(ctx, m.Event)
+		}
+	}
+	return nil
 }
