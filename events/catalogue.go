@@ -28,10 +28,14 @@ const (
 	// healthd
 	TypeClusterHealthChanged    = Type("io.flotilla.cluster.health.changed.v1")    // data: ClusterHealth
 	TypeClusterCapacityReported = Type("io.flotilla.cluster.capacity.reported.v1") // data: ClusterCapacity
+	TypeClusterHealthSnapshot   = Type("io.flotilla.cluster.health.snapshot.v1")   // data: HealthSnapshot
 
 	// schedulerd
 	TypePlacementDecided = Type("io.flotilla.placement.decided.v1") // data: PlacementDecision
 	TypePlacementRemoved = Type("io.flotilla.placement.removed.v1") // data: PlacementDecision (key only)
+
+	TypeFailoverEvicted = Type("io.flotilla.failover.evicted.v1") // data: FailoverRecord
+	TypeFailoverPurged  = Type("io.flotilla.failover.purged.v1")  // data: FailoverRecord
 
 	// executord
 	TypeWorkStatusChanged = Type("io.flotilla.work.status.changed.v1") // data: WorkStatus
@@ -67,8 +71,8 @@ type StreamSpec struct {
 var Streams = []StreamSpec{
 	{StreamInput, []string{"flotilla.input.>"}, 1000, "objects applied/deleted by users and external systems"},
 	{StreamPolicy, []string{"flotilla.object.>", "flotilla.rejected.>", "flotilla.binding.>", "flotilla.member.>", "flotilla.sealkey"}, 1000, "policyd's accepted state, rejections, bindings, member registrations"},
-	{StreamHealth, []string{"flotilla.health.>", "flotilla.capacity.>"}, 100, "healthd's health transitions and capacity reports"},
-	{StreamPlacement, []string{"flotilla.placement.>"}, 1000, "schedulerd's placement decisions"},
+	{StreamHealth, []string{"flotilla.health.>", "flotilla.capacity.>", HealthSnapshotSubject}, 100, "healthd's health transitions and capacity reports"},
+	{StreamPlacement, []string{"flotilla.placement.>", "flotilla.failover.>"}, 1000, "schedulerd's placement decisions and failover history"},
 	{StreamWork, []string{"flotilla.work.>"}, 100, "executord's per-cluster work status"},
 	{StreamDeadLetter, []string{"flotilla.deadletter.>"}, 1000, "events a consumer could not handle, with the reason"},
 }
@@ -100,8 +104,11 @@ var Catalogue = []Entry{
 	{TypeSealKeyPublished, "healthd, executord", "flotilla.sealkey", StreamPolicy, "the public key credentials are sealed to"},
 	{TypeClusterHealthChanged, "healthd", "flotilla.health.<cluster>", StreamHealth, "a member's readiness changed"},
 	{TypeClusterCapacityReported, "healthd", "flotilla.capacity.<cluster>", StreamHealth, "a member's allocatable/allocated resources changed"},
+	{TypeClusterHealthSnapshot, "healthd", HealthSnapshotSubject, StreamHealth, "every member's health, periodically, for consumers that resync"},
 	{TypePlacementDecided, "schedulerd", "flotilla.placement.<key>", StreamPlacement, "where a template runs and why"},
 	{TypePlacementRemoved, "schedulerd", "flotilla.placement.<key>", StreamPlacement, "a template is placed nowhere any more"},
+	{TypeFailoverEvicted, "schedulerd", "flotilla.failover.<key>", StreamPlacement, "a template was moved away from a cluster, with why, from where and to where"},
+	{TypeFailoverPurged, "schedulerd", "flotilla.failover.<key>", StreamPlacement, "an evicted cluster's old copy was released for deletion"},
 	{TypeWorkStatusChanged, "executord", "flotilla.work.<cluster>.<key>", StreamWork, "an object's state in one member changed"},
 	{TypeWorkDeleted, "executord", "flotilla.work.<cluster>.<key>", StreamWork, "an object was removed from one member"},
 	{TypeEventDeadLettered, "any consumer", "flotilla.deadletter.<consumer>", StreamDeadLetter, "an event that could not be handled, with the reason"},
@@ -131,10 +138,15 @@ func CapacitySubject(cluster string) string {
 func WorkSubject(cluster string, k ObjectKey) string {
 	return "flotilla.work." + token(cluster) + "." + k.subjectTokens()
 }
+func FailoverSubject(k ObjectKey) string       { return "flotilla.failover." + k.subjectTokens() }
 func DeadLetterSubject(consumer string) string { return "flotilla.deadletter." + token(consumer) }
 
 // SealKeySubject carries the credentials public key.
 const SealKeySubject = "flotilla.sealkey"
+
+// HealthSnapshotSubject carries healthd's periodic HealthSnapshot (outside
+// flotilla.health.<cluster>, so no cluster name can collide with it).
+const HealthSnapshotSubject = "flotilla.health-snapshot"
 
 // Wildcards for consumers.
 const (
@@ -146,6 +158,7 @@ const (
 	AllHealth     = "flotilla.health.>"
 	AllCapacity   = "flotilla.capacity.>"
 	AllPlacements = "flotilla.placement.>"
+	AllFailover   = "flotilla.failover.>"
 	AllWork       = "flotilla.work.>"
 	AllDeadLetter = "flotilla.deadletter.>"
 )

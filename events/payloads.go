@@ -145,6 +145,69 @@ type PlacementDecision struct {
 	Warnings  []string  `json:"warnings,omitempty"`
 	Binding   *Binding  `json:"binding,omitempty"`
 	DecidedAt time.Time `json:"decidedAt"`
+	// Evictions are the clusters this template was failed away from
+	// (Karmada's graceful eviction tasks, kept after the purge as a record):
+	// none of them is a candidate until an explicit reschedule clears the
+	// purged ones. executord keeps an evicted cluster's copy while its
+	// eviction is not purged (PurgedAt nil) and its mode is not Directly,
+	// and removes it once purged.
+	Evictions []Eviction `json:"evictions,omitempty"`
+}
+
+// Purge modes of an eviction (Karmada's; the seed's older spellings
+// Immediately and Graciously are normalised to Directly and Gracefully).
+const (
+	PurgeDirectly   = "Directly"
+	PurgeGracefully = "Gracefully"
+	PurgeNever      = "Never"
+)
+
+// Eviction reasons.
+const (
+	// EvictTaintUntolerated: a NoExecute taint the placement does not
+	// tolerate (or tolerates for less time than it has been there).
+	EvictTaintUntolerated = "TaintUntolerated"
+	// EvictClusterFailure: a clusterFailureDetection rule held.
+	EvictClusterFailure = "ClusterFailureDetection"
+	// EvictApplicationFailure: the workload was unhealthy in the cluster
+	// (or the cluster was NotReady/Unreachable) for longer than
+	// failover.application.decisionConditions.tolerationSeconds.
+	EvictApplicationFailure = "ApplicationFailure"
+)
+
+// Eviction is one cluster a template was moved away from.
+type Eviction struct {
+	Cluster string `json:"cluster"`
+	// Reason is one of the Evict* constants; Message says it for people.
+	Reason  string `json:"reason"`
+	Message string `json:"message,omitempty"`
+	// PurgeMode: PurgeDirectly, PurgeGracefully or PurgeNever.
+	PurgeMode          string `json:"purgeMode"`
+	GracePeriodSeconds int32  `json:"gracePeriodSeconds,omitempty"`
+	// Replicas the cluster had when it was evicted.
+	Replicas  int32     `json:"replicas,omitempty"`
+	EvictedAt time.Time `json:"evictedAt"`
+	// PurgedAt: when the old copy was released for deletion (nil while it
+	// is kept); PurgeReason says why ("replacement healthy", "grace period
+	// over", "purgeMode Directly").
+	PurgedAt    *time.Time `json:"purgedAt,omitempty"`
+	PurgeReason string     `json:"purgeReason,omitempty"`
+}
+
+// Kept reports whether executord must keep the evicted cluster's copy.
+func (e Eviction) Kept() bool { return e.PurgedAt == nil && e.PurgeMode != PurgeDirectly }
+
+// FailoverRecord is one step of a template's failover history: an eviction
+// (TypeFailoverEvicted) or the end of one (TypeFailoverPurged).
+type FailoverRecord struct {
+	Key      ObjectKey `json:"key"`
+	Eviction Eviction  `json:"eviction"`
+	// From is the placement before the step, To the one after it.
+	From []TargetCluster `json:"from,omitempty"`
+	To   []TargetCluster `json:"to,omitempty"`
+	// Error: why the replicas could not be placed elsewhere, if they could not.
+	Error string    `json:"error,omitempty"`
+	At    time.Time `json:"at"`
 }
 
 // Work phases, as `flotilla get work` shows them.
@@ -156,6 +219,13 @@ const (
 	WorkFailed      = "Failed"
 	WorkDeleting    = "Deleting"
 	WorkDeleted     = "Deleted"
+)
+
+// Work health, as Karmada's resource interpreter reports it.
+const (
+	WorkHealthy       = "Healthy"
+	WorkUnhealthy     = "Unhealthy"
+	WorkHealthUnknown = "Unknown"
 )
 
 // WorkStatus is one object in one member cluster.
@@ -172,9 +242,22 @@ type WorkStatus struct {
 	ReadyReplicas      int32    `json:"readyReplicas,omitempty"`
 	AppliedOverrides   []string `json:"appliedOverrides,omitempty"`
 	// AppliedHash identifies the exact manifest applied (for idempotence).
-	AppliedHash string    `json:"appliedHash,omitempty"`
-	CreatedAt   time.Time `json:"createdAt"`
-	UpdatedAt   time.Time `json:"updatedAt"`
+	AppliedHash string `json:"appliedHash,omitempty"`
+	// Health is the object's health as Karmada's resource interpreter
+	// would judge it: WorkHealthy, WorkUnhealthy or WorkHealthUnknown ("" is
+	// unknown too). A workload is Healthy when the member has observed its
+	// generation and every desired replica is updated and available.
+	Health string `json:"health,omitempty"`
+	// AvailableReplicas and UnavailableReplicas of a workload
+	// (UnavailableReplicas = desired - available, never negative); the
+	// PodUnavailable rule is UnavailableReplicas / Replicas.
+	AvailableReplicas   int32 `json:"availableReplicas,omitempty"`
+	UnavailableReplicas int32 `json:"unavailableReplicas,omitempty"`
+	// UnhealthySince: when executord first saw the object not Healthy in
+	// the current run of such observations; nil while Healthy or unknown.
+	UnhealthySince *time.Time `json:"unhealthySince,omitempty"`
+	CreatedAt      time.Time  `json:"createdAt"`
+	UpdatedAt      time.Time  `json:"updatedAt"`
 }
 
 // ClusterHealth is healthd's view of a member's readiness.
@@ -188,8 +271,23 @@ type ClusterHealth struct {
 	// Taints healthd asks the scheduler to honour (not-ready / unreachable).
 	Taints      []corev1.Taint `json:"taints,omitempty"`
 	LastProbeMs int64          `json:"lastProbeMs,omitempty"`
-	Since       time.Time      `json:"since"`
-	ObservedAt  time.Time      `json:"observedAt"`
+	// FailingSince: when the current run of failed probes began (nil while
+	// probes succeed). clusterFailureDetection rules such as
+	// "API-Server-Timeout > 3min" measure from here.
+	FailingSince *time.Time `json:"failingSince,omitempty"`
+	// LastProbeError is the last failed probe's error ("" after a success).
+	LastProbeError string `json:"lastProbeError,omitempty"`
+	// Since: when State began. ObservedAt: when healthd last looked.
+	Since      time.Time `json:"since"`
+	ObservedAt time.Time `json:"observedAt"`
+}
+
+// HealthSnapshot is healthd's periodic full view of every member, so a
+// consumer that missed transitions (or restarted without replaying) can
+// resync. Published on HealthSnapshotSubject.
+type HealthSnapshot struct {
+	Clusters []ClusterHealth `json:"clusters"`
+	TakenAt  time.Time       `json:"takenAt"`
 }
 
 // ClusterCondition mirrors a Kubernetes condition.

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"encoding/json"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -713,7 +714,7 @@ func TestDetectionRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, reason := parseDetectionRule(tt.rule, tt.application)
+			_, reason := policy.ParseDetectionRule(tt.rule, tt.application)
 			if tt.reason == "" && reason != "" || !strings.Contains(reason, tt.reason) {
 				t.Errorf("want reason containing %q, got %q", tt.reason, reason)
 			}
