@@ -3,6 +3,7 @@ package schedulerd
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -34,6 +35,9 @@ type Daemon struct {
 const (
 	PolicyConsumer = "schedulerd-policy"
 	HealthConsumer = "schedulerd-health"
+	// WorkConsumer reads executord's work statuses: application failover
+	// and graceful eviction need each template's health per cluster.
+	WorkConsumer = "schedulerd-work"
 )
 
 // New wires schedulerd.
@@ -43,6 +47,8 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	}
 	deps.Log = deps.Log.Named("schedulerd")
 	h := NewHandler(deps.Bus, cfg.Instance, core.New(plugins.DefaultProfile()), newMetrics(deps.Registry))
+	h.SetEvictionLimit(cfg.Evictions)
+	h.SetLogger(deps.Log)
 	return &Daemon{cfg: cfg, deps: deps, h: h}, nil
 }
 
@@ -62,17 +68,41 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	hc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: HealthConsumer, Stream: events.StreamHealth, Subjects: []string{events.AllHealth, events.AllCapacity}})
+	hc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: HealthConsumer, Stream: events.StreamHealth, Subjects: []string{events.AllHealth, events.AllCapacity, events.HealthSnapshotSubject}})
+	if err != nil {
+		return err
+	}
+	wc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: WorkConsumer, Stream: events.StreamWork, Subjects: []string{events.AllWork}})
 	if err != nil {
 		return err
 	}
 	d.deps.Health.Add("consumer "+PolicyConsumer, pc.Ready)
 	d.deps.Health.Add("consumer "+HealthConsumer, hc.Ready)
+	d.deps.Health.Add("consumer "+WorkConsumer, wc.Ready)
 	d.deps.Log.Info("schedulerd ready", zap.Int("members", len(d.h.members)), zap.Int("bindings", len(d.h.bindings)))
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return pc.Run(ctx, d.h.Handle) })
 	g.Go(func() error { return hc.Run(ctx, d.h.Handle) })
+	g.Go(func() error { return wc.Run(ctx, d.h.Handle) })
+	g.Go(func() error { return d.tick(ctx) })
 	return g.Wait()
+}
+
+// tick runs the failover clock: due tolerations, grace periods and
+// deferred evictions. A failed publish is retried on the next tick.
+func (d *Daemon) tick(ctx context.Context) error {
+	t := time.NewTicker(d.cfg.FailoverTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := d.h.Tick(ctx); err != nil && ctx.Err() == nil {
+			d.deps.Log.Warn("failover tick", zap.Error(err))
+		}
+	}
 }
 
 // rebuild reads back the latest members, bindings and placements, so a
@@ -113,13 +143,24 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 			h.bindings[b.Key] = b
 		}
 	})
+	read(events.StreamWork, events.AllWork, func(m natsbus.Message) {
+		var st events.WorkStatus
+		if events.Decode(m.Event, &st) == nil && st.Key.Kind != "" {
+			h.recordWork(st, events.Type(m.Event.Type()) == events.TypeWorkDeleted)
+		}
+	})
 	read(events.StreamPlacement, events.AllPlacements, func(m natsbus.Message) {
 		var p events.PlacementDecision
 		if events.Type(m.Event.Type()) == events.TypePlacementDecided && events.Decode(m.Event, &p) == nil {
 			h.placements[p.Key] = p
 		}
 	})
-	h.snap = nil
+	h.snap, h.view = nil, nil
+	// Every placed template's failover rules are looked at on the first tick.
+	now := h.now()
+	for k := range h.placements {
+		h.due[k] = now
+	}
 	// Members known only from health reports (deregistered) are dropped.
 	for n, m := range h.members {
 		if m.reg.Generation == 0 {

@@ -11,6 +11,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"go.uber.org/zap"
+	"golang.org/x/time/rate"
+
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/schedulerd/core"
@@ -36,8 +39,15 @@ type Handler struct {
 	placements map[events.ObjectKey]events.PlacementDecision
 	now        func() time.Time
 	// snap is the cluster snapshot decisions share; nil after any cluster
-	// change, rebuilt on the next decision.
+	// change, rebuilt on the next decision. view is failover's, likewise.
 	snap *framework.Snapshot
+	view *clusterView
+	// work: each template's last status per cluster (health for failover).
+	work map[events.ObjectKey]map[string]events.WorkStatus
+	// due: when each template's failover rules must be looked at again.
+	due     map[events.ObjectKey]time.Time
+	limiter *rate.Limiter
+	log     *zap.Logger
 }
 
 // NewHandler returns a handler with empty state.
@@ -47,7 +57,9 @@ func NewHandler(pub events.Publisher, instance string, sched *core.Scheduler, m 
 	}
 	return &Handler{pub: pub, source: "/schedulerd/" + instance, sched: sched, metrics: m,
 		members: map[string]*member{}, bindings: map[events.ObjectKey]events.Binding{},
-		placements: map[events.ObjectKey]events.PlacementDecision{}, now: time.Now}
+		placements: map[events.ObjectKey]events.PlacementDecision{}, now: time.Now,
+		work: map[events.ObjectKey]map[string]events.WorkStatus{}, due: map[events.ObjectKey]time.Time{},
+		limiter: rate.NewLimiter(rate.Limit(DefaultEvictionLimit.PerSecond), DefaultEvictionLimit.Burst)}
 }
 
 // Handle dispatches one event.
@@ -62,6 +74,10 @@ func (h *Handler) Handle(ctx context.Context, e events.Event) error {
 	case events.TypeClusterRegistered, events.TypeClusterDeregistered,
 		events.TypeClusterHealthChanged, events.TypeClusterCapacityReported:
 		return h.HandleClusterChanged(ctx, e)
+	case events.TypeClusterHealthSnapshot:
+		return h.HandleHealthSnapshot(ctx, e)
+	case events.TypeWorkStatusChanged, events.TypeWorkDeleted:
+		return h.HandleWorkStatus(ctx, e)
 	}
 	return events.Permanent(fmt.Errorf("schedulerd does not handle %q", e.Type()))
 }
@@ -147,15 +163,9 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		if err := events.Decode(e, &c); err != nil {
 			return err
 		}
-		if old := h.member(c.Cluster).health; old != nil && old.ObservedAt.After(c.ObservedAt) {
+		if !h.recordHealth(c) {
 			return nil
 		}
-		h.member(c.Cluster).health = &c
-		ready := 0.0
-		if c.Ready {
-			ready = 1
-		}
-		h.metrics.members.WithLabelValues(c.Cluster).Set(ready)
 	case events.TypeClusterCapacityReported:
 		var c events.ClusterCapacity
 		if err := events.Decode(e, &c); err != nil {
@@ -166,8 +176,66 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		}
 		h.member(c.Cluster).capacity = &c
 	}
-	h.snap = nil
-	return h.rescheduleAfterClusterChange(ctx, e)
+	h.snap, h.view = nil, nil
+	if err := h.rescheduleAfterClusterChange(ctx, e); err != nil {
+		return err
+	}
+	if events.Type(e.Type()) == events.TypeClusterHealthChanged {
+		var c events.ClusterHealth
+		_ = events.Decode(e, &c)
+		return h.evaluateFailoverOn(ctx, e, c.Cluster)
+	}
+	return nil
+}
+
+// recordHealth keeps a member's health report unless an newer one is held.
+func (h *Handler) recordHealth(c events.ClusterHealth) bool {
+	if old := h.member(c.Cluster).health; old != nil && old.ObservedAt.After(c.ObservedAt) {
+		return false
+	}
+	h.member(c.Cluster).health = &c
+	ready := 0.0
+	if c.Ready {
+		ready = 1
+	}
+	h.metrics.members.WithLabelValues(c.Cluster).Set(ready)
+	return true
+}
+
+// HandleHealthSnapshot resyncs every member's health from healthd's
+// periodic snapshot; a report that differs from the one held is handled as
+// that cluster's health change.
+func (h *Handler) HandleHealthSnapshot(ctx context.Context, e events.Event) error {
+	var s events.HealthSnapshot
+	if err := events.Decode(e, &s); err != nil {
+		return err
+	}
+	var changed []string
+	for _, c := range s.Clusters {
+		old := h.members[c.Cluster]
+		if old == nil || old.reg.Generation == 0 {
+			continue // not registered (any more)
+		}
+		if old.health != nil && old.health.State == c.State && old.health.Since.Equal(c.Since) && len(old.health.Taints) == len(c.Taints) {
+			continue
+		}
+		if h.recordHealth(c) {
+			changed = append(changed, c.Cluster)
+		}
+	}
+	if len(changed) == 0 {
+		return nil
+	}
+	h.snap, h.view = nil, nil
+	if err := h.rescheduleAfterClusterChange(ctx, e); err != nil {
+		return err
+	}
+	for _, c := range changed {
+		if err := h.evaluateFailoverOn(ctx, e, c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *Handler) member(name string) *member {
@@ -247,11 +315,22 @@ func (h *Handler) snapshot() []framework.ClusterInfo {
 
 // schedule decides one binding and publishes the placement if it changed.
 func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.ObjectKey) error {
+	return h.decide(ctx, cause, k, nil)
+}
+
+// decide is schedule with the binding's evictions given (nil: the ones its
+// current placement carries). Evicted clusters are no candidates and their
+// replicas are placed again (reference §6.4); an explicit reschedule
+// forgets the evictions whose copies are purged, so work may move back.
+func (h *Handler) decide(ctx context.Context, cause events.Event, k events.ObjectKey, evs []events.Eviction) error {
 	b, ok := h.bindings[k]
 	if !ok {
 		return nil
 	}
 	last, hadLast := h.placements[k]
+	if evs == nil && hadLast {
+		evs = last.Evictions
+	}
 	if h.snap == nil {
 		h.snap = framework.NewSnapshot(h.snapshot())
 	}
@@ -263,12 +342,26 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 	// division (reference §1.1 rule 3, §2.5).
 	if r := b.RescheduleRequestedAt; r != nil && (!hadLast || r.After(last.DecidedAt)) {
 		in.Fresh = true
+		evs = slices.DeleteFunc(slices.Clone(evs), func(e events.Eviction) bool { return !e.Kept() })
 	}
+	in.Evicted, in.Previous = evictedNames(evs), withoutEvicted(in.Previous, evs)
 	res := h.sched.Schedule(in)
+	if !res.Scheduled && res.Unfit && slices.ContainsFunc(evs, func(e events.Eviction) bool { return !e.Kept() }) {
+		// Nowhere else to go: a template that would run nowhere may return
+		// to the clusters it was evicted from once their copies are purged.
+		kept := slices.DeleteFunc(slices.Clone(evs), func(e events.Eviction) bool { return !e.Kept() })
+		in.Evicted = evictedNames(kept)
+		if again := h.sched.Schedule(in); again.Scheduled {
+			res, evs = again, kept
+		}
+	}
+	if len(evs) == 0 {
+		evs = nil
+	}
 	p := events.PlacementDecision{
 		Key: k, Generation: b.Generation, BindingRevision: b.Revision, Scheduled: res.Scheduled, Clusters: res.Clusters,
 		Strategy: res.Strategy, Feasible: res.Feasible, Diagnosis: res.Diagnosis, Scores: res.Scores, Division: res.Division,
-		Error: res.Error, Warnings: res.Warnings, Binding: &b, DecidedAt: h.now().UTC(),
+		Error: res.Error, Warnings: res.Warnings, Binding: &b, DecidedAt: h.now().UTC(), Evictions: evs,
 	}
 	if res.Scheduled {
 		p.AffinityName = res.AffinityName
@@ -278,7 +371,7 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 	if !res.Scheduled && !res.Unfit && hadLast {
 		// Karmada keeps the current result after any failure other than
 		// "no cluster fits" (reference §1.2): the workload stays where it runs.
-		p.Clusters = last.Clusters
+		p.Clusters = in.Previous
 	}
 	if hadLast && samePlacement(last, p) {
 		h.metrics.decisions.WithLabelValues("unchanged").Inc()
@@ -322,6 +415,9 @@ func placementFingerprint(p events.PlacementDecision) string {
 	fmt.Fprintf(&sb, "%t|%s|%s|", p.Scheduled, p.Error, p.AffinityName)
 	for _, c := range p.Clusters {
 		fmt.Fprintf(&sb, "%s=%d,", c.Name, c.Replicas)
+	}
+	for _, e := range p.Evictions {
+		fmt.Fprintf(&sb, "|evicted %s kept=%t", e.Cluster, e.Kept())
 	}
 	return sb.String()
 }

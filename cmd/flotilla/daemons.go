@@ -29,6 +29,7 @@ type daemonFlags struct {
 	credentialsKey string
 	health         healthd.Config
 	exec           executord.Config
+	sched          schedulerd.Config
 }
 
 func defaultCredentialsKey() string {
@@ -43,7 +44,7 @@ func defaultCredentialsKey() string {
 }
 
 func (f *daemonFlags) register(c *cobra.Command, which string, defaultMetrics string) {
-	f.health, f.exec = healthd.DefaultConfig(), executord.DefaultConfig()
+	f.health, f.exec, f.sched = healthd.DefaultConfig(), executord.DefaultConfig(), schedulerd.DefaultConfig()
 	c.Flags().StringVar(&f.instance, "instance", "0", "instance name, used in event sources (/<daemon>/<instance>)")
 	c.Flags().StringVar(&f.metricsAddr, "metrics-addr", defaultMetrics, "address of /metrics, /healthz and /readyz (empty: off)")
 	if which == "healthd" || which == "executord" || which == "up" {
@@ -55,6 +56,11 @@ func (f *daemonFlags) register(c *cobra.Command, which string, defaultMetrics st
 		c.Flags().IntVar(&f.health.FailureThreshold, "failure-threshold", f.health.FailureThreshold, "failed probes in a row before a member is NotReady/Unreachable")
 		c.Flags().IntVar(&f.health.SuccessThreshold, "success-threshold", f.health.SuccessThreshold, "good probes in a row before a NotReady member is Ready again")
 		c.Flags().DurationVar(&f.health.CapacityInterval, "capacity-interval", f.health.CapacityInterval, "how often member Nodes and Pods are read for capacity")
+	}
+	if which == "schedulerd" || which == "up" {
+		c.Flags().Float64Var(&f.sched.Evictions.PerSecond, "eviction-rate", f.sched.Evictions.PerSecond, "failover evictions per second at most, so an outage does not stampede the remaining clusters (0: no limit)")
+		c.Flags().IntVar(&f.sched.Evictions.Burst, "eviction-burst", f.sched.Evictions.Burst, "evictions allowed at once before --eviction-rate applies")
+		c.Flags().DurationVar(&f.sched.FailoverTick, "failover-tick", f.sched.FailoverTick, "how often tolerations, grace periods and deferred evictions are checked")
 	}
 	if which == "executord" || which == "up" {
 		c.Flags().Float32Var(&f.exec.KubeAPIQPS, "kube-api-qps", f.exec.KubeAPIQPS, "queries per second to each member API server")
@@ -160,7 +166,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 		}
 		return d.Run, nil
 	case "schedulerd":
-		cfg := schedulerd.DefaultConfig()
+		cfg := f.sched
 		cfg.Instance = f.instance
 		d, err := schedulerd.New(cfg, schedulerd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg})
 		if err != nil {
