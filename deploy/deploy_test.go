@@ -851,6 +851,9 @@ var payloads = map[events.Type]func() any{
 	events.TypeWorkStatusChanged:       func() any { return &events.WorkStatus{} },
 	events.TypeWorkDeleted:             func() any { return &events.WorkStatus{} },
 	events.TypeEventDeadLettered:       func() any { return &events.DeadLetter{} },
+	events.TypeClusterHealthSnapshot:   func() any { return &events.HealthSnapshot{} },
+	events.TypeFailoverEvicted:         func() any { return &events.FailoverRecord{} },
+	events.TypeFailoverPurged:          func() any { return &events.FailoverRecord{} },
 }
 
 // deletion is the data of io.flotilla.object.deleted.v1.
