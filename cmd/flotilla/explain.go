@@ -121,6 +121,19 @@ func explain(out io.Writer, p events.PlacementDecision) {
 		fmt.Fprintf(w, "  %s\tfeasible\t%d\t\n", n, p.Scores[n])
 	}
 	_ = w.Flush()
+	if len(p.Evictions) > 0 {
+		fmt.Fprintln(out, "Evictions (failover; these clusters are no candidates until flotilla reschedule):")
+		w := table(out)
+		fmt.Fprintln(w, "  CLUSTER\tREASON\tEVICTED\tOLD COPY\tWHY")
+		for _, e := range p.Evictions {
+			copyState := "kept (" + e.PurgeMode + ")"
+			if !e.Kept() {
+				copyState = "purged: " + e.PurgeReason
+			}
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", e.Cluster, e.Reason, e.EvictedAt.Format("2006-01-02 15:04:05Z07:00"), copyState, e.Message)
+		}
+		_ = w.Flush()
+	}
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(out, "Warning:     %s\n", warn)
 	}

@@ -397,7 +397,7 @@ func getPlacements(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *list
 func printPlacementHeader(w io.Writer, l *listFlags) {
 	fmt.Fprint(w, "NAMESPACE\tNAME\tKIND\tSCHEDULED\tCLUSTERS\tAGE")
 	if l.output == "wide" {
-		fmt.Fprint(w, "\tSTRATEGY\tGENERATION\tREASON")
+		fmt.Fprint(w, "\tSTRATEGY\tGENERATION\tEVICTED\tREASON")
 	}
 	fmt.Fprintln(w)
 }
@@ -417,7 +417,15 @@ func printPlacementRow(w io.Writer, l *listFlags, p events.PlacementDecision) {
 		if reason == "" {
 			reason = p.Division
 		}
-		fmt.Fprintf(w, "\t%s\t%d\t%s", p.Strategy, p.Generation, reason)
+		var evicted []string
+		for _, e := range p.Evictions {
+			state := "kept"
+			if !e.Kept() {
+				state = "purged"
+			}
+			evicted = append(evicted, e.Cluster+"("+e.Reason+","+state+")")
+		}
+		fmt.Fprintf(w, "\t%s\t%d\t%s\t%s", p.Strategy, p.Generation, orNone(strings.Join(evicted, ",")), reason)
 	}
 	fmt.Fprintln(w)
 }

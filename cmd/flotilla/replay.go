@@ -76,13 +76,13 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 				return nil
 			}
 			w := table(out)
-			fmt.Fprintln(w, "TIME\tSTREAM\tSEQ\tTYPE\tSUBJECT\tCAUSATION")
+			fmt.Fprintln(w, "TIME\tSTREAM\tSEQ\tTYPE\tSUBJECT\tCAUSATION\tSUMMARY")
 			for _, m := range all {
-				typ, causation := "<not a CloudEvent>", ""
+				typ, causation, summary := "<not a CloudEvent>", "", ""
 				if m.Err == nil {
-					typ, causation = m.Event.Type(), events.CausationID(m.Event)
+					typ, causation, summary = m.Event.Type(), events.CausationID(m.Event), summarize(m.Event)
 				}
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", m.Time.Format("2006-01-02T15:04:05.000Z07:00"), m.Stream, m.Sequence, typ, m.Subject, causation)
+				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.Time.Format("2006-01-02T15:04:05.000Z07:00"), m.Stream, m.Sequence, typ, m.Subject, causation, summary)
 			}
 			return w.Flush()
 		},
@@ -104,4 +104,54 @@ func streamCovers(s events.StreamSpec, subject string) bool {
 		}
 	}
 	return false
+}
+
+// summarize says in one line what a placement or failover event changed
+// ("" for other types): the audit trail of where each workload went and why.
+func summarize(e events.Event) string {
+	switch events.Type(e.Type()) {
+	case events.TypePlacementDecided:
+		var p events.PlacementDecision
+		if events.Decode(e, &p) != nil {
+			return ""
+		}
+		if !p.Scheduled {
+			return "unschedulable: " + p.Error
+		}
+		return targetList(p.Clusters)
+	case events.TypeFailoverEvicted:
+		var r events.FailoverRecord
+		if events.Decode(e, &r) != nil {
+			return ""
+		}
+		s := fmt.Sprintf("evicted from %s (%s: %s): %s -> %s", r.Eviction.Cluster, r.Eviction.Reason, r.Eviction.Message, targetList(r.From), targetList(r.To))
+		if r.Error != "" {
+			s += " (" + r.Error + ")"
+		}
+		return s
+	case events.TypeFailoverPurged:
+		var r events.FailoverRecord
+		if events.Decode(e, &r) != nil {
+			return ""
+		}
+		return fmt.Sprintf("old copy in %s released for deletion: %s", r.Eviction.Cluster, r.Eviction.PurgeReason)
+	case events.TypeClusterHealthChanged:
+		var c events.ClusterHealth
+		if events.Decode(e, &c) != nil {
+			return ""
+		}
+		return c.Cluster + " " + c.State
+	}
+	return ""
+}
+
+func targetList(cs []events.TargetCluster) string {
+	if len(cs) == 0 {
+		return "<none>"
+	}
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = fmt.Sprintf("%s=%d", c.Name, c.Replicas)
+	}
+	return strings.Join(parts, ",")
 }
