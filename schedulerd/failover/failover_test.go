@@ -15,7 +15,7 @@ import (
 var t0 = time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
 
 func secs(n int) time.Duration { return time.Duration(n) * time.Second }
-func i32(n int32) *int32        { return &n }
+func i32(n int32) *int32       { return &n }
 func at(d time.Duration) *time.Time {
 	t := t0.Add(d)
 	return &t
