@@ -4,8 +4,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
 )
 
@@ -18,6 +18,10 @@ const (
 	StateUnreachable = "Unreachable"
 )
 
+// ReasonNoCredentials is the Reason of a cluster healthd cannot probe
+// because its registration carries no credentials it can open.
+const ReasonNoCredentials = "NoCredentials"
+
 // ProbeResult is one /readyz probe.
 type ProbeResult struct {
 	OK        bool
@@ -26,128 +30,189 @@ type ProbeResult struct {
 	Latency   time.Duration
 }
 
-// Tracker is the per-cluster state machine: Unknown/Ready -> Suspect on a
-// failed probe -> NotReady (answered, not ready) or Unreachable (no answer)
-// after FailureThreshold failures in a row; back to Ready after
-// SuccessThreshold good probes in a row (the first probe of an Unknown
-// cluster decides at once).
-type Tracker struct {
-	State     string
-	Since     time.Time
-	Message   string
-	failures  int
-	successes int
+// Thresholds are the state machine's hysteresis.
+type Thresholds struct {
+	// Failure: failed probes in a row before a cluster is NotReady or
+	// Unreachable, and before a NotReady cluster becomes Unreachable (or
+	// back), so a cluster that alternates between the two does not swap
+	// its taint on every probe.
+	Failure int
+	// Success: good probes in a row before a NotReady or Unreachable
+	// cluster is Ready again.
+	Success int
 }
 
-// Observe feeds one probe result; it returns true when the state changed.
-func (t *Tracker) Observe(r ProbeResult, now time.Time, failureThreshold, successThreshold int) bool {
-	prev := t.State
-	if r.OK {
-		t.failures = 0
-		t.successes++
-		switch t.State {
-		case StateUnknown, "", StateSuspect:
-			t.State = StateReady
-		case StateNotReady, StateUnreachable:
-			if t.successes >= successThreshold {
-				t.State = StateReady
-			}
-		}
-		t.Message = ""
-	} else {
-		t.successes = 0
-		t.failures++
-		t.Message = r.Message
-		bad := StateNotReady
-		if !r.Reachable {
-			bad = StateUnreachable
-		}
-		switch {
-		case t.State == "" || t.State == StateUnknown:
-			if t.failures >= failureThreshold {
-				t.State = bad
-			}
-		case t.failures >= failureThreshold:
-			t.State = bad
-		case t.State == StateReady:
-			t.State = StateSuspect
-		}
-	}
-	if t.State != prev {
-		t.Since = now
-		return true
-	}
-	return false
+// Tracker is the state machine of one cluster, and the taints it implies.
+//
+//	Unknown ──good probe──▶ Ready ──failed probe──▶ Suspect ──good probe──▶ Ready
+//	Unknown, Suspect ──Failure failed probes in a row──▶ NotReady (the API server answered, not ready)
+//	                                                  or Unreachable (no answer)
+//	NotReady ◀──Failure failed probes of the other kind in a row──▶ Unreachable
+//	NotReady, Unreachable ──Success good probes in a row──▶ Ready
+//
+// One slow or failed probe changes nothing but Suspect, which still counts
+// as Ready for scheduling. The taints follow the state through the
+// TaintPolicy. Tracker does no I/O and reads no clock: every method takes
+// now. It is not safe for concurrent use.
+type Tracker struct {
+	thresholds Thresholds
+	policy     TaintPolicy
+
+	state, reason, message string
+	since                  time.Time // when state began
+	failingSince           time.Time // first failed probe of the current failing spell; zero while Ready
+	badSince               time.Time // when the cluster became NotReady or Unreachable, kept across swaps
+	observedAt             time.Time // last probe
+	lastError              string
+	latency                time.Duration
+	failures, successes    int // in a row
+	otherKind              int // failures in a row of the bad kind the cluster is not in
+	taints                 []corev1.Taint
 }
+
+// NewTracker returns the tracker of a cluster not probed yet (Unknown).
+// Thresholds below 1 count as 1.
+func NewTracker(th Thresholds, p TaintPolicy) Tracker {
+	th.Failure, th.Success = max(th.Failure, 1), max(th.Success, 1)
+	return Tracker{thresholds: th, policy: p, state: StateUnknown}
+}
+
+// State is the current state.
+func (t *Tracker) State() string { return t.state }
 
 // Ready reports whether the state counts as Ready for scheduling (a Suspect
 // cluster is still Ready: one slow probe changes nothing).
-func (t *Tracker) Ready() bool { return t.State == StateReady || t.State == StateSuspect }
+func (t *Tracker) Ready() bool { return t.state == StateReady || t.state == StateSuspect }
 
-// Taints are what Karmada's cluster controller sets for the state (NoSchedule only).
-func (t *Tracker) Taints(now time.Time) []corev1.Taint {
-	ts := metaNow(t.Since)
-	switch t.State {
-	case StateNotReady, StateUnknown, "":
-		return []corev1.Taint{{Key: policy.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ts}}
-	case StateUnreachable:
-		return []corev1.Taint{{Key: policy.TaintClusterUnreachable, Effect: corev1.TaintEffectNoSchedule, TimeAdded: ts}}
+// Observed reports whether the cluster was ever probed (or found
+// unprobeable): whether its health means anything yet.
+func (t *Tracker) Observed() bool { return !t.observedAt.IsZero() }
+
+// Observe feeds one probe result; now is when the probe was sent. It
+// returns true when the state, its reason or the taints changed: a
+// transition to publish.
+func (t *Tracker) Observe(r ProbeResult, now time.Time) bool {
+	prev, prevReason := t.state, t.reason
+	t.observedAt, t.latency, t.reason = now, r.Latency, ""
+	if r.OK {
+		t.succeeded()
+	} else {
+		t.failed(r, now)
 	}
-	return nil
+	if t.state != prev || t.since.IsZero() {
+		t.enter(prev, now)
+	}
+	tainted := t.Evaluate(now)
+	return t.state != prev || t.reason != prevReason || tainted
 }
 
-// Summarize adds up capacity from Nodes and Pods: allocatable of Ready,
-// schedulable nodes; requests of pods bound to a node and not finished.
-func Summarize(nodes []corev1.Node, pods []corev1.Pod) (allocatable, allocated corev1.ResourceList, total, ready int32) {
-	allocatable, allocated = corev1.ResourceList{}, corev1.ResourceList{}
-	for _, n := range nodes {
-		total++
-		if !nodeReady(n) || n.Spec.Unschedulable {
-			continue
-		}
-		ready++
-		for name, q := range n.Status.Allocatable {
-			if !counted(name) {
-				continue
-			}
-			add(allocatable, name, q)
-		}
+func (t *Tracker) succeeded() {
+	t.failures, t.otherKind, t.lastError = 0, 0, ""
+	t.successes++
+	if !bad(t.state) || t.successes >= t.thresholds.Success {
+		t.state = StateReady
 	}
-	for _, p := range pods {
-		if p.Spec.NodeName == "" || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		add(allocated, corev1.ResourcePods, *resource.NewQuantity(1, resource.DecimalSI))
-		for _, c := range p.Spec.Containers {
-			for name, q := range c.Resources.Requests {
-				if counted(name) {
-					add(allocated, name, q)
-				}
-			}
-		}
-	}
-	return allocatable, allocated, total, ready
 }
 
-func counted(name corev1.ResourceName) bool {
-	switch name {
-	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage, "nvidia.com/gpu":
-		return true
+func (t *Tracker) failed(r ProbeResult, now time.Time) {
+	t.successes = 0
+	t.failures++
+	t.lastError, t.message = r.Message, r.Message
+	if t.failingSince.IsZero() {
+		t.failingSince = now
 	}
-	return false
-}
-
-func add(l corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) {
-	cur := l[name]
-	cur.Add(q)
-	l[name] = cur
-}
-
-func nodeReady(n corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
-			return c.Status == corev1.ConditionTrue
+	kind := StateNotReady
+	if !r.Reachable {
+		kind = StateUnreachable
+	}
+	switch {
+	case bad(t.state):
+		if kind == t.state {
+			t.otherKind = 0
+			return
 		}
+		if t.otherKind++; t.otherKind >= t.thresholds.Failure {
+			t.state, t.otherKind = kind, 0
+		}
+	case t.failures >= t.thresholds.Failure:
+		t.state = kind
+	case t.state == StateReady:
+		t.state = StateSuspect
 	}
-	return false
+}
+
+func (t *Tracker) enter(prev string, now time.Time) {
+	t.since = now
+	switch {
+	case t.state == StateReady:
+		t.failingSince, t.badSince, t.message = time.Time{}, time.Time{}, ""
+	case bad(t.state) && !bad(prev):
+		t.badSince = now
+	}
+}
+
+// NoCredentials records that the cluster cannot be probed: it is Unknown
+// with reason NoCredentials and message why. It returns true when that is
+// news (a transition to publish).
+func (t *Tracker) NoCredentials(message string, now time.Time) bool {
+	prev, prevReason, prevMessage := t.state, t.reason, t.message
+	t.state, t.reason, t.message = StateUnknown, ReasonNoCredentials, message
+	t.failures, t.successes, t.otherKind = 0, 0, 0
+	t.failingSince, t.badSince, t.lastError, t.latency = time.Time{}, time.Time{}, "", 0
+	t.observedAt = now
+	if t.state != prev || t.since.IsZero() {
+		t.since = now
+	}
+	tainted := t.Evaluate(now)
+	return t.state != prev || t.reason != prevReason || t.message != prevMessage || tainted
+}
+
+// Evaluate applies the taint policy at now, without a probe: time passing
+// alone can add a NoExecute taint. It returns true when the taints changed.
+func (t *Tracker) Evaluate(now time.Time) bool {
+	want := t.policy.Taints(t.state, t.badSince, t.taints, now)
+	if sameTaints(want, t.taints) {
+		return false
+	}
+	t.taints = want
+	return true
+}
+
+// Health is the cluster's health as healthd publishes it.
+func (t *Tracker) Health(cluster string) events.ClusterHealth {
+	h := events.ClusterHealth{Cluster: cluster, Ready: t.Ready(), State: t.state, Reason: t.reason, Message: t.message,
+		LastProbeMs: t.latency.Milliseconds(), LastProbeError: t.lastError, Since: utc(t.since), ObservedAt: utc(t.observedAt)}
+	if h.State == "" {
+		h.State = StateUnknown
+	}
+	if !t.failingSince.IsZero() {
+		fs := t.failingSince.UTC()
+		h.FailingSince = &fs
+	}
+	for _, tt := range t.taints {
+		h.Taints = append(h.Taints, *tt.DeepCopy())
+	}
+	// Karmada's Ready condition: True, False (answers, not ready) or
+	// Unknown (no answer, or not probed).
+	status, reason := "False", "ClusterNotReady"
+	switch {
+	case h.Ready:
+		status, reason = "True", "ClusterReady"
+	case h.State == StateUnreachable || h.State == StateUnknown:
+		status, reason = "Unknown", "ClusterUnreachable"
+	}
+	if h.Reason == "" {
+		h.Reason = reason
+	}
+	h.Conditions = []events.ClusterCondition{{Type: policy.ClusterConditionReady, Status: status, Reason: h.Reason, Message: h.Message, LastTransitionTime: h.Since}}
+	return h
+}
+
+func bad(state string) bool { return state == StateNotReady || state == StateUnreachable }
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC()
 }

@@ -1,77 +1,219 @@
 package healthd
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"github.com/flotilla-io/flotilla/events"
 )
 
-func TestTrackerHysteresis(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	ok := ProbeResult{OK: true, Reachable: true}
-	refused := ProbeResult{Message: "connection refused"}
-	notReady := ProbeResult{Reachable: true, Message: "/readyz: 500"}
-	steps := []struct {
-		name    string
-		in      ProbeResult
-		state   string
-		changed bool
-		ready   bool
-	}{
-		{"the first good probe makes an unknown cluster Ready at once", ok, StateReady, true, true},
-		{"one failed probe only makes it Suspect, still Ready for scheduling", refused, StateSuspect, true, true},
-		{"a good probe clears the suspicion", ok, StateReady, true, true},
-		{"a second failure streak starts Suspect", refused, StateSuspect, true, true},
-		{"two failures in a row are still Suspect", refused, StateSuspect, false, true},
-		{"the third failure in a row without an answer is Unreachable", refused, StateUnreachable, true, false},
-		{"one good probe is not enough to recover", ok, StateUnreachable, false, false},
-		{"the second good probe in a row recovers", ok, StateReady, true, true},
-	}
-	var tr Tracker
-	for i, s := range steps {
-		changed := tr.Observe(s.in, t0.Add(time.Duration(i)*time.Second), 3, 2)
-		if tr.State != s.state || changed != s.changed || tr.Ready() != s.ready {
-			t.Fatalf("%s: state %s changed %t ready %t; want %s %t %t", s.name, tr.State, changed, tr.Ready(), s.state, s.changed, s.ready)
+var (
+	t0       = time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC)
+	good     = ProbeResult{OK: true, Reachable: true, Latency: 3 * time.Millisecond}
+	slow     = ProbeResult{OK: true, Reachable: true, Latency: 1900 * time.Millisecond}
+	refused  = ProbeResult{Message: "/readyz: connection refused"}
+	answered = ProbeResult{Reachable: true, Message: "/readyz: 500 etcd not ready"}
+)
+
+// step is one probe (or, with tick, one pass of the taint policy without a
+// probe) at t0 + at seconds, and what the published health must say then.
+type step struct {
+	name    string
+	at      int
+	probe   ProbeResult
+	tick    bool
+	changed bool
+	want    string
+}
+
+func run(t *testing.T, tr Tracker, steps []step) {
+	t.Helper()
+	for _, s := range steps {
+		now := t0.Add(time.Duration(s.at) * time.Second)
+		var changed bool
+		if s.tick {
+			changed = tr.Evaluate(now)
+		} else {
+			changed = tr.Observe(s.probe, now)
 		}
-	}
-	var nr Tracker
-	nr.Observe(ok, t0, 3, 2)
-	for range 3 {
-		nr.Observe(notReady, t0, 3, 2)
-	}
-	if nr.State != StateNotReady || len(nr.Taints(t0)) != 1 || nr.Taints(t0)[0].Key != "cluster.karmada.io/not-ready" {
-		t.Fatalf("an answering but unready apiserver: %s %v", nr.State, nr.Taints(t0))
+		if got := summary(tr.Health("c1")); got != s.want || changed != s.changed {
+			t.Fatalf("%s:\nwant %s (changed %t)\ngot  %s (changed %t)", s.name, s.want, s.changed, got, changed)
+		}
 	}
 }
 
-func TestSummarizeCountsReadyNodesAndRunningPods(t *testing.T) {
-	q := resource.MustParse
-	node := func(name string, ready bool, cpu string) corev1.Node {
-		st := corev1.ConditionFalse
-		if ready {
-			st = corev1.ConditionTrue
-		}
-		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{
-			Allocatable: corev1.ResourceList{corev1.ResourceCPU: q(cpu), corev1.ResourcePods: q("110"), "nvidia.com/gpu": q("2")},
-			Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: st}}}}
+// summary renders what a consumer acts on, with times as seconds after t0.
+func summary(h events.ClusterHealth) string {
+	rel := func(t time.Time) string { return fmt.Sprintf("+%ds", int(t.Sub(t0)/time.Second)) }
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s ready=%t since=%s", h.State, h.Ready, rel(h.Since))
+	if h.FailingSince != nil {
+		fmt.Fprintf(&b, " failing=%s", rel(*h.FailingSince))
 	}
-	pod := func(node string, phase corev1.PodPhase, cpu string) corev1.Pod {
-		return corev1.Pod{Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: q(cpu)}}}}},
-			Status: corev1.PodStatus{Phase: phase}}
+	for _, t := range h.Taints {
+		fmt.Fprintf(&b, " %s:%s@%s", strings.TrimPrefix(t.Key, "cluster.karmada.io/"), t.Effect, rel(t.TimeAdded.Time))
 	}
-	alloc, used, total, ready := Summarize(
-		[]corev1.Node{node("a", true, "8"), node("b", true, "4"), node("c", false, "16")},
-		[]corev1.Pod{pod("a", corev1.PodRunning, "500m"), pod("b", corev1.PodRunning, "1"), pod("a", corev1.PodSucceeded, "2"), pod("", corev1.PodPending, "3")})
-	if total != 3 || ready != 2 {
-		t.Fatalf("nodes %d ready %d", total, ready)
+	return b.String()
+}
+
+func newTracker(noExecuteAfter time.Duration) Tracker {
+	return NewTracker(Thresholds{Failure: 3, Success: 2}, TaintPolicy{NoExecuteAfter: noExecuteAfter})
+}
+
+func TestOneFailedOrSlowProbeChangesNothingButSuspect(t *testing.T) {
+	run(t, newTracker(300*time.Second), []step{
+		{"the first good probe makes an unknown cluster Ready at once", 0, good, false, true, "Ready ready=true since=+0s"},
+		{"a slow probe that still answers changes nothing", 2, slow, false, false, "Ready ready=true since=+0s"},
+		{"one failed probe makes it Suspect, still Ready for scheduling, failing since that probe", 4, refused, false, true, "Suspect ready=true since=+4s failing=+4s"},
+		{"a second failure keeps it Suspect and FailingSince at the first", 6, answered, false, false, "Suspect ready=true since=+4s failing=+4s"},
+		{"a good probe clears the suspicion and FailingSince", 8, good, false, true, "Ready ready=true since=+8s"},
+	})
+}
+
+func TestThresholdOfFailuresMakesAClusterNotReadyOrUnreachableWithNoSchedule(t *testing.T) {
+	t.Run("no answer", func(t *testing.T) {
+		run(t, newTracker(300*time.Second), []step{
+			{"the cluster is Ready", 0, good, false, true, "Ready ready=true since=+0s"},
+			{"the first failure is Suspect", 2, refused, false, true, "Suspect ready=true since=+2s failing=+2s"},
+			{"the second is still Suspect", 4, refused, false, false, "Suspect ready=true since=+2s failing=+2s"},
+			{"the third without an answer is Unreachable, tainted NoSchedule now, failing since the first", 6, refused, false, true,
+				"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s"},
+			{"further failures change nothing", 8, refused, false, false, "Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s"},
+		})
+	})
+	t.Run("an answer that is not ready", func(t *testing.T) {
+		run(t, newTracker(300*time.Second), []step{
+			{"the cluster is Ready", 0, good, false, true, "Ready ready=true since=+0s"},
+			{"the first failure is Suspect", 2, answered, false, true, "Suspect ready=true since=+2s failing=+2s"},
+			{"the second is still Suspect", 4, answered, false, false, "Suspect ready=true since=+2s failing=+2s"},
+			{"the third, answered, is NotReady with the not-ready taint", 6, answered, false, true,
+				"NotReady ready=false since=+6s failing=+2s not-ready:NoSchedule@+6s"},
+		})
+	})
+	t.Run("a cluster that never answered", func(t *testing.T) {
+		run(t, newTracker(300*time.Second), []step{
+			{"one failure leaves an unknown cluster Unknown, tainted not-ready as Karmada does without a condition", 0, refused, false, true,
+				"Unknown ready=false since=+0s failing=+0s not-ready:NoSchedule@+0s"},
+			{"two leave it Unknown", 2, refused, false, false, "Unknown ready=false since=+0s failing=+0s not-ready:NoSchedule@+0s"},
+			{"the third makes it Unreachable", 4, refused, false, true, "Unreachable ready=false since=+4s failing=+0s unreachable:NoSchedule@+4s"},
+		})
+	})
+}
+
+func TestNoExecuteArrivesOnlyAfterNoExecuteAfter(t *testing.T) {
+	run(t, newTracker(300*time.Second), []step{
+		{"the cluster is Ready", 0, good, false, true, "Ready ready=true since=+0s"},
+		{"first failure", 2, refused, false, true, "Suspect ready=true since=+2s failing=+2s"},
+		{"second failure", 4, refused, false, false, "Suspect ready=true since=+2s failing=+2s"},
+		{"third failure: Unreachable at +6s", 6, refused, false, true, "Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s"},
+		{"one tick before 300s have passed there is no NoExecute", 305, refused, false, false,
+			"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s"},
+		{"at 300s a tick without a probe adds NoExecute, stamped now", 306, ProbeResult{}, true, true,
+			"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+306s"},
+		{"the probe of the same tick changes nothing more", 306, refused, false, false,
+			"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+306s"},
+		{"later ticks keep every TimeAdded", 400, ProbeResult{}, true, false,
+			"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+306s"},
+		{"and later probes too", 402, refused, false, false,
+			"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+306s"},
+	})
+	t.Run("a tick past the threshold stamps the tick, not the threshold", func(t *testing.T) {
+		run(t, newTracker(10*time.Second), []step{
+			{"three failures from Unknown", 0, refused, false, true, "Unknown ready=false since=+0s failing=+0s not-ready:NoSchedule@+0s"},
+			{"", 1, refused, false, false, "Unknown ready=false since=+0s failing=+0s not-ready:NoSchedule@+0s"},
+			{"Unreachable at +2s", 2, refused, false, true, "Unreachable ready=false since=+2s failing=+0s unreachable:NoSchedule@+2s"},
+			{"the first look after +12s adds NoExecute at +15s", 15, ProbeResult{}, true, true,
+				"Unreachable ready=false since=+2s failing=+0s unreachable:NoSchedule@+2s unreachable:NoExecute@+15s"},
+		})
+	})
+}
+
+func TestRecoveryNeedsSuccessThresholdGoodProbesAndRemovesBothTaints(t *testing.T) {
+	run(t, newTracker(10*time.Second), []step{
+		{"Ready", 0, good, false, true, "Ready ready=true since=+0s"},
+		{"Suspect", 1, answered, false, true, "Suspect ready=true since=+1s failing=+1s"},
+		{"", 2, answered, false, false, "Suspect ready=true since=+1s failing=+1s"},
+		{"NotReady", 3, answered, false, true, "NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s"},
+		{"NoExecute after 10s", 13, answered, false, true, "NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s not-ready:NoExecute@+13s"},
+		{"one good probe is not enough, and FailingSince stays until Ready", 14, good, false, false,
+			"NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s not-ready:NoExecute@+13s"},
+		{"a failure in between restarts the count", 15, answered, false, false,
+			"NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s not-ready:NoExecute@+13s"},
+		{"good probe one of two", 16, good, false, false,
+			"NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s not-ready:NoExecute@+13s"},
+		{"the second good probe in a row recovers and removes both effects", 17, good, false, true, "Ready ready=true since=+17s"},
+		{"a new failing spell starts from scratch", 18, answered, false, true, "Suspect ready=true since=+18s failing=+18s"},
+	})
+}
+
+func TestNotReadyAndUnreachableSwapKeys(t *testing.T) {
+	run(t, newTracker(10*time.Second), []step{
+		{"Ready", 0, good, false, true, "Ready ready=true since=+0s"},
+		{"Suspect", 1, answered, false, true, "Suspect ready=true since=+1s failing=+1s"},
+		{"", 2, answered, false, false, "Suspect ready=true since=+1s failing=+1s"},
+		{"NotReady", 3, answered, false, true, "NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s"},
+		{"one probe without an answer does not swap", 4, refused, false, false, "NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s"},
+		{"an answer in between restarts the count of the other kind", 5, answered, false, false, "NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s"},
+		{"", 6, refused, false, false, "NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s"},
+		{"", 7, refused, false, false, "NotReady ready=false since=+3s failing=+1s not-ready:NoSchedule@+3s"},
+		{"three in a row without an answer swap to unreachable and remove not-ready", 8, refused, false, true,
+			"Unreachable ready=false since=+8s failing=+1s unreachable:NoSchedule@+8s"},
+		{"the swap does not restart the NoExecute clock: 10s after NotReady began", 13, refused, false, true,
+			"Unreachable ready=false since=+8s failing=+1s unreachable:NoSchedule@+8s unreachable:NoExecute@+13s"},
+		{"", 14, answered, false, false, "Unreachable ready=false since=+8s failing=+1s unreachable:NoSchedule@+8s unreachable:NoExecute@+13s"},
+		{"", 15, answered, false, false, "Unreachable ready=false since=+8s failing=+1s unreachable:NoSchedule@+8s unreachable:NoExecute@+13s"},
+		{"three answers in a row swap back; both effects move to not-ready, stamped now", 16, answered, false, true,
+			"NotReady ready=false since=+16s failing=+1s not-ready:NoSchedule@+16s not-ready:NoExecute@+16s"},
+	})
+}
+
+func TestNoExecuteAfterZeroNeverAddsNoExecute(t *testing.T) {
+	run(t, newTracker(0), []step{
+		{"Ready", 0, good, false, true, "Ready ready=true since=+0s"},
+		{"Suspect", 1, refused, false, true, "Suspect ready=true since=+1s failing=+1s"},
+		{"", 2, refused, false, false, "Suspect ready=true since=+1s failing=+1s"},
+		{"Unreachable", 3, refused, false, true, "Unreachable ready=false since=+3s failing=+1s unreachable:NoSchedule@+3s"},
+		{"a day later there is still only NoSchedule", 86403, ProbeResult{}, true, false, "Unreachable ready=false since=+3s failing=+1s unreachable:NoSchedule@+3s"},
+	})
+}
+
+func TestAClusterWithoutCredentialsIsUnknownAndNeverNoExecute(t *testing.T) {
+	tr := newTracker(10 * time.Second)
+	if !tr.NoCredentials("no credentials", t0) {
+		t.Fatal("the first NoCredentials is news")
 	}
-	if alloc.Cpu().String() != "12" || alloc.Name("nvidia.com/gpu", resource.DecimalSI).String() != "4" {
-		t.Fatalf("allocatable %v", alloc)
+	if tr.NoCredentials("no credentials", t0.Add(time.Second)) {
+		t.Fatal("the same NoCredentials again is not news")
 	}
-	if used.Cpu().String() != "1500m" || used.Pods().String() != "2" {
-		t.Fatalf("allocated %v", used)
+	tr.Evaluate(t0.Add(time.Hour))
+	h := tr.Health("c1")
+	if want, got := "Unknown ready=false since=+0s not-ready:NoSchedule@+0s", summary(h); got != want {
+		t.Fatalf("want %s\ngot  %s", want, got)
+	}
+	if h.Reason != ReasonNoCredentials || h.Conditions[0].Status != "Unknown" || h.Message != "no credentials" {
+		t.Fatalf("want reason NoCredentials, condition Unknown and the message; got %+v", h)
+	}
+}
+
+func TestPublishedHealthCarriesTheLastProbe(t *testing.T) {
+	tr := newTracker(0)
+	tr.Observe(good, t0)
+	tr.Observe(refused, t0.Add(2*time.Second))
+	h := tr.Health("c1")
+	if h.LastProbeError != refused.Message || h.Message != refused.Message || !h.ObservedAt.Equal(t0.Add(2*time.Second)) || h.Conditions[0].Status != "True" {
+		t.Fatalf("after a failed probe: %+v", h)
+	}
+	tr.Observe(slow, t0.Add(4*time.Second))
+	h = tr.Health("c1")
+	if h.LastProbeError != "" || h.Message != "" || h.LastProbeMs != 1900 || h.FailingSince != nil {
+		t.Fatalf("after a good probe the error is gone and the latency recorded: %+v", h)
+	}
+	tr.Observe(answered, t0.Add(6*time.Second))
+	tr.Observe(answered, t0.Add(8*time.Second))
+	tr.Observe(answered, t0.Add(10*time.Second))
+	if c := tr.Health("c1").Conditions[0]; c.Status != "False" || c.Reason != "ClusterNotReady" {
+		t.Fatalf("a NotReady cluster's Ready condition is False: %+v", c)
 	}
 }
