@@ -121,4 +121,3 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 	p.start(d.ctx)
 	return nil
 }
-

@@ -51,11 +51,13 @@ func (f *daemonFlags) register(c *cobra.Command, which string, defaultMetrics st
 		c.Flags().StringVar(&f.credentialsKey, "credentials-key", "", "credentials key file (created if missing); kubeconfigs on the bus are sealed to it (default: <data-dir>/credentials.key under up, else "+defaultCredentialsKey()+")")
 	}
 	if which == "healthd" || which == "up" {
-		c.Flags().DurationVar(&f.health.ProbeInterval, "probe-interval", f.health.ProbeInterval, "how often each member's /readyz is probed")
-		c.Flags().DurationVar(&f.health.ProbeTimeout, "probe-timeout", f.health.ProbeTimeout, "deadline of one probe")
-		c.Flags().IntVar(&f.health.FailureThreshold, "failure-threshold", f.health.FailureThreshold, "failed probes in a row before a member is NotReady/Unreachable")
-		c.Flags().IntVar(&f.health.SuccessThreshold, "success-threshold", f.health.SuccessThreshold, "good probes in a row before a NotReady member is Ready again")
+		c.Flags().DurationVar(&f.health.ProbeInterval, "probe-interval", f.health.ProbeInterval, "how often each member's /readyz is probed; a lost member is NotReady/Unreachable (tainted NoSchedule) after at worst failure-threshold × probe-interval + probe-timeout ("+f.health.Detection().String()+" with the defaults)")
+		c.Flags().DurationVar(&f.health.ProbeTimeout, "probe-timeout", f.health.ProbeTimeout, "deadline of one probe (above probe-interval, detection takes probe-interval + failure-threshold × probe-timeout)")
+		c.Flags().IntVar(&f.health.FailureThreshold, "failure-threshold", f.health.FailureThreshold, "failed probes in a row before a member is NotReady/Unreachable (one fewer leaves it Suspect, still schedulable)")
+		c.Flags().IntVar(&f.health.SuccessThreshold, "success-threshold", f.health.SuccessThreshold, "good probes in a row before a NotReady/Unreachable member is Ready again")
 		c.Flags().DurationVar(&f.health.CapacityInterval, "capacity-interval", f.health.CapacityInterval, "how often member Nodes and Pods are read for capacity")
+		c.Flags().DurationVar(&f.health.NoExecuteAfter, "no-execute-after", f.health.NoExecuteAfter, "default cluster taint policy: a member NotReady/Unreachable this long is also tainted NoExecute, which moves workloads that do not tolerate it; it arrives this long after detection (0: never taint NoExecute)")
+		c.Flags().DurationVar(&f.health.SnapshotInterval, "snapshot-interval", f.health.SnapshotInterval, "how often every member's health is published as one snapshot, for consumers that resync (0: off)")
 	}
 	if which == "schedulerd" || which == "up" {
 		c.Flags().Float64Var(&f.sched.Evictions.PerSecond, "eviction-rate", f.sched.Evictions.PerSecond, "failover evictions per second at most, so an outage does not stampede the remaining clusters (0: no limit)")
