@@ -2,15 +2,13 @@ package executord
 
 import (
 	"context"
-	"slices"
-	"sync/atomic"
-
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/flotilla-io/flotilla/events/natsbus"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -27,6 +25,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/executord/render"
 )
 
@@ -58,6 +57,9 @@ type worker struct {
 	depsOf map[events.ObjectKey][]events.ObjectKey
 	// desired is the manifest last applied per template, for drift checks.
 	desired map[events.ObjectKey]map[string]any
+	// held are the applies and removals the member could not take yet,
+	// retried by the resync loop (see held.go).
+	held map[events.ObjectKey]*held
 	// consumer is set once the cluster's durable consumer is bound.
 	consumer atomic.Pointer[natsbus.Consumer]
 }
@@ -74,7 +76,8 @@ func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.
 	return &worker{d: d, name: name, reg: reg, log: d.deps.Log.With(zap.String("cluster", name)), dyn: dyn, kube: kube,
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		work:   map[events.ObjectKey]events.WorkStatus{}, placed: map[events.ObjectKey]events.PlacementDecision{},
-		desired: map[events.ObjectKey]map[string]any{}, depsOf: map[events.ObjectKey][]events.ObjectKey{}, namespaces: map[string]bool{}}, nil
+		desired: map[events.ObjectKey]map[string]any{}, depsOf: map[events.ObjectKey][]events.ObjectKey{}, namespaces: map[string]bool{},
+		held: map[events.ObjectKey]*held{}}, nil
 }
 
 // ConsumerFor names the durable consumer that serves a cluster.
@@ -97,13 +100,16 @@ func (w *worker) start(parent context.Context, work []events.WorkStatus) {
 func (w *worker) stop() {
 	w.cancel()
 	<-w.done
+	w.d.metrics.heldRemovals.DeleteLabelValues(w.name)
+	w.d.metrics.heldApplies.DeleteLabelValues(w.name)
 }
 
 func (w *worker) run(ctx context.Context) error {
 	bus := w.d.deps.Bus
 	// Catch up first with the latest placement of every template: after a
 	// restart this finishes what a crash interrupted (applies are skipped
-	// when the member already holds the rendered manifest).
+	// when the member already holds the rendered manifest), and holds again
+	// what the member cannot take yet.
 	if err := bus.HandleLatest(ctx, events.StreamPlacement, w.handle, events.AllPlacements); err != nil {
 		return err
 	}
@@ -116,7 +122,8 @@ func (w *worker) run(ctx context.Context) error {
 	return c.Run(ctx, w.handle)
 }
 
-// handle applies one placement to this cluster.
+// handle carries out one placement in this cluster. What the member cannot
+// take now is held and retried (held.go); the placement is acknowledged.
 func (w *worker) handle(ctx context.Context, e events.Event) error {
 	var p events.PlacementDecision
 	if err := events.Decode(e, &p); err != nil {
@@ -124,26 +131,68 @@ func (w *worker) handle(ctx context.Context, e events.Event) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if old, ok := w.placed[p.Key]; ok && old.BindingRevision > p.BindingRevision {
-		return nil // stale
+	if old, ok := w.placed[p.Key]; ok && stale(old, p) {
+		return nil
 	}
 	if events.Type(e.Type()) == events.TypePlacementRemoved {
 		delete(w.placed, p.Key)
-		return w.removeWithDeps(ctx, e, p.Key, p.Generation, p.BindingRevision)
+	} else {
+		w.placed[p.Key] = p
 	}
-	w.placed[p.Key] = p
-	var target *events.TargetCluster
-	for i := range p.Clusters {
-		if p.Clusters[i].Name == w.name {
-			target = &p.Clusters[i]
+	f, err := w.converge(ctx, e, p.Key, p.Generation, p.BindingRevision)
+	return w.settle(ctx, e, p.Key, f, p.Generation, p.BindingRevision, err)
+}
+
+// stale: p is older than the placement held, by binding revision or, for
+// one revision (an eviction purged), by decision time.
+func stale(old, p events.PlacementDecision) bool {
+	return old.BindingRevision > p.BindingRevision ||
+		(old.BindingRevision == p.BindingRevision && p.DecidedAt.Before(old.DecidedAt))
+}
+
+// converge makes the cluster hold what the latest placement of key asks for
+// (w.placed; none means the template was removed, by the placement of
+// generation gen and revision rev) and says which fate that was.
+func (w *worker) converge(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) (fate, error) {
+	p, ok := w.placed[key]
+	if !ok {
+		return fateRemove, w.removeWithDeps(ctx, cause, key, gen, rev)
+	}
+	f, replicas, why := disposition(p, w.name)
+	switch f {
+	case fateApply:
+		return f, w.apply(ctx, cause, p, replicas, "")
+	case fateKeep:
+		return f, w.keep(ctx, cause, p, replicas, why)
+	}
+	return f, w.removeWithDeps(ctx, cause, key, p.Generation, p.BindingRevision)
+}
+
+// keep leaves an evicted cluster's copy as it is (neither applied again
+// nor repaired nor deleted) and says why in its work status, phase
+// unchanged, so that `flotilla get work` shows it.
+func (w *worker) keep(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32, why string) error {
+	delete(w.desired, p.Key)
+	if _, ok := w.depsOf[p.Key]; !ok && p.Binding != nil {
+		// After a restart nothing applied it: its dependencies are those of
+		// its binding, and stay needed while the copy is kept.
+		for _, d := range p.Binding.Dependencies {
+			w.depsOf[p.Key] = append(w.depsOf[p.Key], d.Key)
 		}
 	}
-	// The clusters list is authoritative: an unschedulable decision that keeps
-	// the current result still lists the clusters the workload runs in.
-	if target == nil || p.Binding == nil {
-		return w.removeWithDeps(ctx, e, p.Key, p.Generation, p.BindingRevision)
+	last, ok := w.work[p.Key]
+	if !ok || last.Phase == events.WorkDeleted {
+		return nil // no copy here to keep
 	}
-	return w.apply(ctx, e, p, target.Replicas, "")
+	st := last
+	st.BindingRevision, st.Message = p.BindingRevision, why
+	if st.Phase == events.WorkDeleting {
+		st.Phase = events.WorkApplied // a held removal was dropped; the next read-back tells more
+	}
+	if last.Message != why {
+		w.log.Info("evicted copy kept", zap.String("workload", p.Key.String()), zap.Int32("replicas", replicas), zap.String("why", why))
+	}
+	return w.publish(ctx, cause, st)
 }
 
 // unit is one object to apply in this cluster: a placed template or one of
@@ -191,27 +240,27 @@ func (w *worker) releaseDeps(ctx context.Context, cause events.Event, owner even
 			continue
 		}
 		if err := w.remove(ctx, cause, d, 0, 0); err != nil {
-			return err
+			if !isMemberError(err) {
+				return err
+			}
+			if err := w.hold(ctx, cause, d, true, 0, 0, err); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
 }
 
+// needed: dep is placed (or kept) here in its own right, or another
+// template here still has it as a dependency.
 func (w *worker) needed(dep, except events.ObjectKey) bool {
-	if p, ok := w.placed[dep]; ok && w.targets(p) {
-		return true
-	}
-	for k, ds := range w.depsOf {
-		if k != except && slices.Contains(ds, dep) {
+	if p, ok := w.placed[dep]; ok {
+		if f, _, _ := disposition(p, w.name); f != fateRemove {
 			return true
 		}
 	}
-	return false
-}
-
-func (w *worker) targets(p events.PlacementDecision) bool {
-	for _, c := range p.Clusters {
-		if c.Name == w.name {
+	for k, ds := range w.depsOf {
+		if k != except && slices.Contains(ds, dep) {
 			return true
 		}
 	}
@@ -248,9 +297,7 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 	gvk := obj.GroupVersionKind()
 	mapping, err := w.mapping(gvk)
 	if err != nil {
-		status.Phase, status.Message = events.WorkFailed, err.Error()
-		_ = w.publish(ctx, cause, status)
-		return events.RetryAfter(err, 10*time.Second)
+		return w.applyError(ctx, cause, status, err)
 	}
 	ri := w.resource(mapping, obj.GetNamespace())
 	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
@@ -296,17 +343,25 @@ func overwrite(b *events.Binding) bool {
 	return b.Spec != nil && b.Spec.ConflictResolution == "Overwrite"
 }
 
-// applyError classifies a member API error: permanent ones (invalid,
-// forbidden) become a Failed status; transient ones are retried.
+// applyError classifies a member error: permanent ones (invalid,
+// forbidden) become a Failed status; any other (no answer, a timeout, a
+// kind not served yet) a Failed status that says the apply is held, and a
+// memberError, so that the apply is held and retried (held.go).
 func (w *worker) applyError(ctx context.Context, cause events.Event, status events.WorkStatus, err error) error {
 	status.Phase, status.Message = events.WorkFailed, err.Error()
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsMethodNotSupported(err) {
 		return w.publish(ctx, cause, status)
 	}
-	_ = w.publish(ctx, cause, status)
-	return events.RetryAfter(fmt.Errorf("apply to %s: %w", w.name, err), 5*time.Second)
+	status.Message += "; held, retried until " + w.name + " takes it"
+	if perr := w.publish(ctx, cause, status); perr != nil {
+		return perr
+	}
+	return &memberError{fmt.Errorf("apply to %s: %w", w.name, err)}
 }
 
+// publishObserved publishes status with what the member object says: phase,
+// replicas and health. UnhealthySince carries on from the last status of
+// the key (see unhealthySince).
 func (w *worker) publishObserved(ctx context.Context, cause events.Event, status events.WorkStatus, obj *unstructured.Unstructured) error {
 	h := Interpret(obj)
 	status.Phase, status.ReadyReplicas, status.ObservedGeneration = h.Phase, h.ReadyReplicas, h.ObservedGeneration
@@ -316,10 +371,14 @@ func (w *worker) publishObserved(ctx context.Context, cause events.Event, status
 	if h.Replicas > 0 {
 		status.Replicas = h.Replicas
 	}
+	status.Health, status.AvailableReplicas, status.UnavailableReplicas = h.Verdict, h.AvailableReplicas, h.UnavailableReplicas
+	status.UnhealthySince = unhealthySince(w.work[status.Key], h.Verdict, w.d.now())
 	return w.publish(ctx, cause, status)
 }
 
 // removeWithDeps removes a template and the dependencies only it needed.
+// A memberError says the template's removal must be held; a dependency's
+// removal that fails is held on its own.
 func (w *worker) removeWithDeps(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) error {
 	if w.needed(key, key) {
 		// Still a dependency of another template here: keep the object.
@@ -333,7 +392,10 @@ func (w *worker) removeWithDeps(ctx context.Context, cause events.Event, key eve
 	return w.releaseDeps(ctx, cause, key, deps)
 }
 
-// remove deletes the template's object from this cluster if Flotilla put it there.
+// remove deletes the template's object from this cluster if Flotilla put
+// it there (its work status here is not Deleted and the member object
+// carries the managed label). Any error of the member is a memberError:
+// the removal is held, never given up.
 func (w *worker) remove(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) error {
 	delete(w.desired, key)
 	last, ok := w.work[key]
@@ -341,17 +403,25 @@ func (w *worker) remove(ctx context.Context, cause events.Event, key events.Obje
 		return nil
 	}
 	// The member's preferred version of the group and kind: deletion needs no template.
-	if mapping, err := w.mapping(schema.GroupVersionKind{Group: key.Group, Kind: key.Kind}); err == nil {
+	mapping, err := w.mapping(schema.GroupVersionKind{Group: key.Group, Kind: key.Kind})
+	switch {
+	case meta.IsNoMatchError(err):
+		// The member does not serve the kind: nothing of it is left there.
+	case err != nil:
+		// Discovery failed (a member that is down, after a restart emptied
+		// the cache): nothing is known to be deleted yet.
+		return &memberError{fmt.Errorf("delete from %s: %w", w.name, err)}
+	default:
 		ri := w.resource(mapping, key.Namespace)
 		cur, err := ri.Get(ctx, key.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			return events.RetryAfter(fmt.Errorf("delete from %s: %w", w.name, err), 5*time.Second)
+			return &memberError{fmt.Errorf("delete from %s: %w", w.name, err)}
 		case cur.GetLabels()[render.LabelManaged] == "true":
 			policy := metav1.DeletePropagationBackground
 			if err := ri.Delete(ctx, key.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {
-				return events.RetryAfter(fmt.Errorf("delete from %s: %w", w.name, err), 5*time.Second)
+				return &memberError{fmt.Errorf("delete from %s: %w", w.name, err)}
 			}
 			w.log.Info("deleted", zap.String("workload", key.String()))
 		}
@@ -367,7 +437,7 @@ func (w *worker) publish(ctx context.Context, cause events.Event, st events.Work
 // publishType publishes a status when it differs from the last one.
 func (w *worker) publishType(ctx context.Context, cause events.Event, t events.Type, st events.WorkStatus) error {
 	last, had := w.work[st.Key]
-	now := time.Now().UTC()
+	now := w.d.now().UTC()
 	st.CreatedAt = last.CreatedAt
 	if !had || st.CreatedAt.IsZero() || last.Phase == events.WorkDeleted {
 		st.CreatedAt = now
@@ -403,8 +473,11 @@ func (w *worker) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error)
 		w.mapper.Reset()
 		m, err = w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	}
-	if err != nil {
+	switch {
+	case meta.IsNoMatchError(err):
 		return nil, fmt.Errorf("%s is not served by %s: %w", gvk, w.name, err)
+	case err != nil:
+		return nil, fmt.Errorf("discovery of %s in %s: %w", gvk.GroupKind(), w.name, err)
 	}
 	return m, nil
 }
@@ -436,8 +509,9 @@ func (w *worker) ensureNamespace(ctx context.Context, ns string) error {
 	return err
 }
 
-// resyncLoop reads back the status of every object this cluster holds and
-// re-applies objects removed by hand.
+// resyncLoop retries the held operations, then reads back the status of
+// every object this cluster holds and re-applies objects removed or
+// changed by hand, every resync interval.
 func (w *worker) resyncLoop(ctx context.Context) {
 	t := time.NewTicker(w.d.cfg.ResyncInterval)
 	defer t.Stop()
@@ -447,6 +521,7 @@ func (w *worker) resyncLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
+		w.retryHeld(ctx, w.d.now())
 		w.resync(ctx)
 	}
 }
@@ -454,19 +529,25 @@ func (w *worker) resyncLoop(ctx context.Context) {
 // resync reads every object back without holding the worker's lock (the
 // reads are rate-limited and must not starve placements), then takes the
 // lock per object to publish its status or repair drift, skipping objects
-// whose placement changed meanwhile.
+// whose placement changed meanwhile. A kept copy (evicted, not purged) is
+// read back but never repaired; held and removed objects are left to the
+// held retries.
 func (w *worker) resync(ctx context.Context) {
 	type item struct {
 		key     events.ObjectKey
-		rev     int64
 		p       events.PlacementDecision
+		fate    fate
 		desired map[string]any
 	}
 	w.mu.Lock()
 	items := make([]item, 0, len(w.work))
 	for key, st := range w.work {
-		if p, ok := w.placed[key]; ok && p.Binding != nil && st.Phase != events.WorkDeleted {
-			items = append(items, item{key, p.BindingRevision, p, w.desired[key]})
+		p, ok := w.placed[key]
+		if !ok || p.Binding == nil || st.Phase == events.WorkDeleted || st.Phase == events.WorkDeleting || w.held[key] != nil {
+			continue
+		}
+		if f, _, _ := disposition(p, w.name); f != fateRemove {
+			items = append(items, item{key, p, f, w.desired[key]})
 		}
 	}
 	w.mu.Unlock()
@@ -481,6 +562,7 @@ func (w *worker) resync(ctx context.Context) {
 		cur, err := w.resource(mapping, it.key.Namespace).Get(ctx, it.key.Name, metav1.GetOptions{})
 		drift := ""
 		switch {
+		case it.fate == fateKeep:
 		case apierrors.IsNotFound(err):
 			drift = "the object (deleted)"
 		case err == nil && it.desired != nil:
@@ -488,18 +570,18 @@ func (w *worker) resync(ctx context.Context) {
 		}
 		w.mu.Lock()
 		st, ok := w.work[it.key]
-		if p, placed := w.placed[it.key]; !ok || !placed || p.BindingRevision != it.rev || st.Phase == events.WorkDeleted {
+		p, placed := w.placed[it.key]
+		if !ok || !placed || p.BindingRevision != it.p.BindingRevision || !p.DecidedAt.Equal(it.p.DecidedAt) ||
+			st.Phase == events.WorkDeleted || st.Phase == events.WorkDeleting || w.held[it.key] != nil {
 			w.mu.Unlock() // handled meanwhile: the new placement decides
 			continue
 		}
 		switch {
 		case drift != "":
 			w.log.Info("drift: the member object was changed by hand, applying again", zap.String("workload", it.key.String()), zap.String("field", drift))
-			for _, tc := range it.p.Clusters {
-				if tc.Name == w.name {
-					_ = w.apply(ctx, events.Event{}, it.p, tc.Replicas, drift)
-				}
-			}
+			_, replicas, _ := disposition(p, w.name)
+			err := w.apply(ctx, events.Event{}, p, replicas, drift)
+			_ = w.settle(ctx, events.Event{}, it.key, fateApply, p.Generation, p.BindingRevision, err)
 		case err == nil && st.Phase != events.WorkFailed:
 			_ = w.publishObserved(ctx, events.Event{}, st, cur)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -24,6 +25,9 @@ type Deps struct {
 	Registry prometheus.Registerer
 	// PullConfig is the pull-mode cluster's credentials (from --kubeconfig or in-cluster).
 	PullConfig *rest.Config
+	// Clock is the time source of statuses (UnhealthySince, timestamps)
+	// and of held operations' backoff; nil means time.Now.
+	Clock func() time.Time
 }
 
 // Daemon is executord.
@@ -52,6 +56,9 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, deps: deps, metrics: newMetrics(deps.Registry), source: "/executord/" + cfg.Instance,
 		workers: map[string]*worker{}, regGen: map[string]int64{}, work: map[string][]events.WorkStatus{}}
 	d.deps.Log = deps.Log.Named("executord")
+	if d.deps.Clock == nil {
+		d.deps.Clock = time.Now
+	}
 	if cfg.PullMode() && deps.PullConfig == nil {
 		return nil, fmt.Errorf("pull mode for cluster %s needs credentials (--kubeconfig or in-cluster)", cfg.Cluster)
 	}
@@ -64,6 +71,8 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	}
 	return d, nil
 }
+
+func (d *Daemon) now() time.Time { return d.deps.Clock() }
 
 func natsbusSpec(cluster string) natsbus.ConsumerSpec {
 	return natsbus.ConsumerSpec{Name: ConsumerFor(cluster), Stream: events.StreamPlacement, Subjects: []string{events.AllPlacements}, StartLastPerSubject: true}

@@ -2,14 +2,24 @@
 // serves it renders each placed template (replicas and overrides, see
 // executord/render), creates the namespace when missing, applies it with
 // server-side apply (field manager "flotilla"), deletes what a placement no
-// longer puts there, and reports status per object and cluster.
+// longer puts there, and reports status per object and cluster, with the
+// object's health as Karmada's default interpreter judges it (Interpret).
+//
+// A cluster a placement evicted keeps its copy while the eviction keeps it
+// (not purged, purge mode not Directly; see disposition), and its work
+// status says so. An apply or removal the member cannot take (it is down,
+// times out, or is busy) is held and retried every resync interval with
+// backoff until it is carried out or a later placement decides otherwise;
+// the placement is acknowledged, never dead-lettered (held.go).
 //
 //	Consumes  io.flotilla.placement.decided|removed.v1 (FLOTILLA_PLACEMENT, consumer executord-<cluster>)
 //	          io.flotilla.cluster.registered|deregistered.v1 (push mode: FLOTILLA_POLICY, consumer executord-members)
 //	Produces  io.flotilla.work.status.changed.v1, io.flotilla.work.deleted.v1 (FLOTILLA_WORK)
 //	          io.flotilla.sealkey.published.v1 (push mode, at start)
 //	State     work records per cluster and template, rebuilt from FLOTILLA_WORK;
-//	          the member objects themselves carry flotilla.io/applied-hash
+//	          the member objects themselves carry flotilla.io/applied-hash;
+//	          held operations in memory, derived again at start from the
+//	          latest placements
 //
 // Push mode (default) serves every registered cluster with the kubeconfigs
 // sealed in their registrations. Pull mode (--cluster NAME --kubeconfig FILE,

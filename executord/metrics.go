@@ -3,8 +3,10 @@ package executord
 import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
-	applies *prometheus.CounterVec
-	drift   *prometheus.CounterVec
+	applies      *prometheus.CounterVec
+	drift        *prometheus.CounterVec
+	heldRemovals *prometheus.GaugeVec
+	heldApplies  *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -13,9 +15,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}, []string{"cluster"}),
 		drift: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flotilla_executor_drift_repaired_total", Help: "Member objects changed by hand and put back, by cluster.",
+		}, []string{"cluster"}),
+		heldRemovals: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "flotilla_executor_pending_removals", Help: "Removals held because the member cluster could not take them yet (it did not answer), retried until it does, by cluster.",
+		}, []string{"cluster"}),
+		heldApplies: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "flotilla_executor_pending_applies", Help: "Applies held because the member cluster could not take them yet, retried until it does, by cluster.",
 		}, []string{"cluster"})}
 	if reg != nil {
-		reg.MustRegister(m.applies, m.drift)
+		reg.MustRegister(m.applies, m.drift, m.heldRemovals, m.heldApplies)
 	}
 	return m
 }
