@@ -169,7 +169,12 @@ func (t *Tracker) NoCredentials(message string, now time.Time) bool {
 
 // Evaluate applies the taint policy at now, without a probe: time passing
 // alone can add a NoExecute taint. It returns true when the taints changed.
+// Before the first probe it does nothing: healthd has nothing to say yet,
+// and a restarted healthd must not announce every member Unknown.
 func (t *Tracker) Evaluate(now time.Time) bool {
+	if !t.Observed() {
+		return false
+	}
 	want := t.policy.Taints(t.state, t.badSince, t.taints, now)
 	if sameTaints(want, t.taints) {
 		return false

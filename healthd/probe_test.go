@@ -217,3 +217,10 @@ func TestPublishedHealthCarriesTheLastProbe(t *testing.T) {
 		t.Fatalf("a NotReady cluster's Ready condition is False: %+v", c)
 	}
 }
+
+func TestAClusterNotProbedYetHasNothingToPublish(t *testing.T) {
+	tr := newTracker(10 * time.Second)
+	if tr.Evaluate(t0) || tr.Observed() || tr.Health("c1").Taints != nil {
+		t.Fatalf("a tick before the first probe must publish nothing: %+v", tr.Health("c1"))
+	}
+}

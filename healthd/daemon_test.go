@@ -1,0 +1,209 @@
+package healthd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/observe"
+)
+
+// fakeMember stands in for a member's API server: /readyz answers 200, or 500
+// once failing is set; Close makes it unreachable.
+type fakeMember struct {
+	*httptest.Server
+	failing atomic.Bool
+}
+
+func newMember(t *testing.T) *fakeMember {
+	m := &fakeMember{}
+	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path != "/readyz":
+			http.NotFound(w, r)
+		case m.failing.Load():
+			http.Error(w, "[-]etcd failed", http.StatusInternalServerError)
+		default:
+			fmt.Fprint(w, "ok")
+		}
+	}))
+	t.Cleanup(m.Close)
+	return m
+}
+
+// register publishes name's registration with a kubeconfig for server,
+// sealed to key, as policyd would.
+func register(t *testing.T, bus *natsbus.Bus, key *sealing.Key, name, server string) {
+	t.Helper()
+	kubeconfig := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: m, cluster: {server: %q}}]
+users: [{name: m, user: {}}]
+contexts: [{name: m, context: {cluster: m, user: m}}]
+current-context: m
+`, server)
+	sealed, err := sealing.Seal(key.Public, []byte(kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := events.ClusterRegistration{Name: name, Generation: 1, Spec: policy.ClusterSpec{APIEndpoint: server},
+		Credentials: &events.SealedSecret{Namespace: "karmada-system", Name: name, KeyID: key.ID, Data: map[string][]byte{"kubeconfig": sealed}}}
+	e, err := events.New(events.TypeClusterRegistered, "/test", name, reg)
+	if err == nil {
+		err = bus.Publish(context.Background(), events.MemberSubject(name), e)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// stream collects what lands on FLOTILLA_HEALTH.
+type stream struct {
+	mu   sync.Mutex
+	seen []natsbus.Message
+}
+
+func (s *stream) add(m natsbus.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, m)
+}
+
+// await waits for an event of type typ whose payload satisfies ok.
+func await[T any](t *testing.T, s *stream, typ events.Type, what string, ok func(T) bool) T {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		seen := append([]natsbus.Message(nil), s.seen...)
+		s.mu.Unlock()
+		for _, m := range seen {
+			var v T
+			if m.Err != nil || m.Event.Type() != string(typ) || events.Decode(m.Event, &v) != nil {
+				continue
+			}
+			if ok(v) {
+				return v
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no %s on the bus: %s", typ, what)
+	var zero T
+	return zero
+}
+
+func hasTaint(h events.ClusterHealth, key string, effect corev1.TaintEffect) bool {
+	for _, t := range h.Taints {
+		if t.Key == key && t.Effect == effect && t.TimeAdded != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	keyPath := filepath.Join(t.TempDir(), "credentials.key")
+	key, err := sealing.LoadOrCreate(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newMember(t)
+	register(t, bus, key, "member1", m.URL)
+
+	cfg := DefaultConfig()
+	cfg.CredentialsKey = keyPath
+	cfg.ProbeInterval, cfg.ProbeTimeout = 10*time.Millisecond, 200*time.Millisecond
+	cfg.CapacityInterval = time.Hour
+	cfg.SnapshotInterval = 50 * time.Millisecond
+	cfg.NoExecuteAfter = 300 * time.Millisecond
+	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	var s stream
+	go func() {
+		_ = bus.Watch(ctx, events.StreamHealth, []string{events.AllHealth, events.HealthSnapshotSubject}, false, s.add)
+	}()
+
+	await(t, &s, events.TypeClusterHealthChanged, "member1 Ready", func(h events.ClusterHealth) bool {
+		return h.Cluster == "member1" && h.State == StateReady && h.FailingSince == nil && len(h.Taints) == 0
+	})
+	snap := await(t, &s, events.TypeClusterHealthSnapshot, "a snapshot with member1 Ready", func(hs events.HealthSnapshot) bool {
+		return len(hs.Clusters) == 1 && hs.Clusters[0].Cluster == "member1" && hs.Clusters[0].State == StateReady
+	})
+	if snap.TakenAt.IsZero() || snap.Clusters[0].ObservedAt.After(snap.TakenAt) {
+		t.Errorf("a snapshot's clusters are observed before it is taken: %+v", snap)
+	}
+	// Several probes and snapshots later, still one health event: only
+	// transitions are published.
+	await(t, &s, events.TypeClusterHealthSnapshot, "a later snapshot", func(hs events.HealthSnapshot) bool {
+		return hs.TakenAt.After(snap.TakenAt.Add(50 * time.Millisecond))
+	})
+	if n := count(&s, events.TypeClusterHealthChanged); n != 1 {
+		t.Errorf("a steadily Ready member must publish one health event, not one per probe; got %d", n)
+	}
+
+	m.failing.Store(true)
+	notReady := await(t, &s, events.TypeClusterHealthChanged, "member1 NotReady", func(h events.ClusterHealth) bool {
+		return h.State == StateNotReady
+	})
+	if notReady.FailingSince == nil || !notReady.FailingSince.Before(notReady.Since) || !hasTaint(notReady, policy.TaintClusterNotReady, corev1.TaintEffectNoSchedule) ||
+		!strings.Contains(notReady.LastProbeError, "etcd failed") {
+		t.Errorf("NotReady must carry FailingSince before Since, the not-ready NoSchedule taint and the probe error; got %+v", notReady)
+	}
+
+	m.Close()
+	unreachable := await(t, &s, events.TypeClusterHealthChanged, "member1 Unreachable", func(h events.ClusterHealth) bool {
+		return h.State == StateUnreachable
+	})
+	if unreachable.FailingSince == nil || !unreachable.FailingSince.Equal(*notReady.FailingSince) ||
+		!hasTaint(unreachable, policy.TaintClusterUnreachable, corev1.TaintEffectNoSchedule) || hasTaint(unreachable, policy.TaintClusterNotReady, corev1.TaintEffectNoSchedule) {
+		t.Errorf("Unreachable keeps FailingSince and swaps the taint key; got %+v", unreachable)
+	}
+	await(t, &s, events.TypeClusterHealthChanged, "member1 tainted NoExecute", func(h events.ClusterHealth) bool {
+		return h.State == StateUnreachable && hasTaint(h, policy.TaintClusterUnreachable, corev1.TaintEffectNoExecute)
+	})
+	await(t, &s, events.TypeClusterHealthSnapshot, "a snapshot with member1 Unreachable and NoExecute", func(hs events.HealthSnapshot) bool {
+		return len(hs.Clusters) == 1 && hs.Clusters[0].State == StateUnreachable && hasTaint(hs.Clusters[0], policy.TaintClusterUnreachable, corev1.TaintEffectNoExecute)
+	})
+}
+
+func count(s *stream, typ events.Type) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, m := range s.seen {
+		if m.Err == nil && m.Event.Type() == string(typ) {
+			n++
+		}
+	}
+	return n
+}
