@@ -1,11 +1,20 @@
 // Package healthd watches member clusters: it probes each API server's
-// /readyz on an interval, keeps a small state machine per cluster so one
-// slow probe changes nothing, and reads capacity (allocatable and allocated
-// cpu, memory, pods, nvidia.com/gpu from the member's Nodes and Pods).
+// /readyz on an interval, keeps a state machine per cluster with hysteresis
+// (Tracker: one slow probe changes nothing but Suspect, recovery takes
+// several good probes in a row), taints a lost cluster as Karmada does
+// (TaintPolicy: NoSchedule at once, NoExecute after --no-execute-after),
+// and reads capacity (allocatable and allocated cpu, memory, pods,
+// nvidia.com/gpu from the member's Nodes and Pods).
 //
 //	Consumes  io.flotilla.cluster.registered|deregistered.v1 (FLOTILLA_POLICY, consumer healthd-members)
-//	Produces  io.flotilla.cluster.health.changed.v1 (transitions only),
+//	Produces  io.flotilla.cluster.health.changed.v1 (transitions only: state, reason or taints changed),
+//	          io.flotilla.cluster.health.snapshot.v1 (every member, every --snapshot-interval),
 //	          io.flotilla.cluster.capacity.reported.v1 (on change)     (FLOTILLA_HEALTH)
 //	          io.flotilla.sealkey.published.v1 (at start)
 //	State     registrations (rebuilt from FLOTILLA_POLICY), probe state in memory
+//
+// A lost cluster is NotReady or Unreachable after at worst
+// failure-threshold × probe-interval + probe-timeout (Config.Detection,
+// 8s with the defaults), and tainted NoExecute no-execute-after (300s)
+// later. docs/failover.md explains the whole.
 package healthd

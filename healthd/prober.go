@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -148,7 +149,7 @@ func (p *prober) fetchReadyz(ctx context.Context, readyz rest.Interface) ProbeRe
 	}
 	var se *apierrors.StatusError
 	r.Reachable = errors.As(err, &se)
-	r.Message = fmt.Sprintf("/readyz: %v %s", err, truncate(string(body), 200))
+	r.Message = strings.TrimSpace(fmt.Sprintf("/readyz: %v %s", err, truncate(string(body), 200)))
 	p.d.metrics.probes.WithLabelValues(p.reg.Name, "failed").Inc()
 	return r
 }
