@@ -23,6 +23,45 @@ import (
 // the teams with 1-12 replicas and resource requests.
 func benchInput(tb testing.TB, deployments, clusters int) string {
 	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "input.yaml")
+	if err := os.WriteFile(p, []byte(benchInputText(deployments, clusters)), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
+
+// TestWriteBenchInput writes benchInput's document to the file named by
+// FLOTILLA_BENCH_INPUT (10,000 Deployments and 100 clusters, or
+// FLOTILLA_BENCH_DEPLOYMENTS / FLOTILLA_BENCH_CLUSTERS), to time the whole
+// process:
+//
+//	FLOTILLA_BENCH_INPUT=/tmp/sim/input.yaml go test -run TestWriteBenchInput ./internal/simulate/
+//	go build -o /tmp/flotilla-perf ./cmd/flotilla
+//	time /tmp/flotilla-perf simulate -f /tmp/sim -o json > /dev/null
+//
+// Without the variable it does nothing.
+func TestWriteBenchInput(t *testing.T) {
+	path := os.Getenv("FLOTILLA_BENCH_INPUT")
+	if path == "" {
+		t.Skip("FLOTILLA_BENCH_INPUT not set")
+	}
+	n, c := 10000, 100
+	for env, into := range map[string]*int{"FLOTILLA_BENCH_DEPLOYMENTS": &n, "FLOTILLA_BENCH_CLUSTERS": &c} {
+		if v := os.Getenv(env); v != "" {
+			if _, err := fmt.Sscan(v, into); err != nil {
+				t.Fatalf("%s: %v", env, err)
+			}
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(benchInputText(n, c)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func benchInputText(deployments, clusters int) string {
 	var sb strings.Builder
 	for i := range clusters {
 		region := i % 10
@@ -143,11 +182,7 @@ spec:
           requests: {cpu: 100m, memory: 128Mi}
 `, i, i, i%10, 1+i%12, i, i)
 	}
-	p := filepath.Join(tb.TempDir(), "input.yaml")
-	if err := os.WriteFile(p, []byte(sb.String()), 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	return p
+	return sb.String()
 }
 
 // simulateFile is the whole command path after flag parsing: read and
