@@ -30,9 +30,10 @@ type Daemon struct {
 	metrics *metrics
 	source  string
 
-	mu      sync.Mutex
-	probers map[string]*prober
-	ctx     context.Context
+	mu         sync.Mutex
+	probers    map[string]*prober
+	lastHealth map[string]events.ClusterHealth // published before a restart, until the cluster's prober starts
+	ctx        context.Context
 }
 
 // ConsumerName is healthd's durable consumer of registrations.
@@ -73,6 +74,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := sealing.Announce(ctx, bus, d.key, d.source); err != nil {
 		return err
 	}
+	if err := d.readLastHealth(ctx); err != nil {
+		return err
+	}
 	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.Handle, events.AllMembers); err != nil {
 		return err
 	}
@@ -85,6 +89,26 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.deps.Log.Info("healthd ready", zap.Int("members", len(d.probers)), zap.Duration("probe_interval", d.cfg.ProbeInterval),
 		zap.Duration("detection", d.cfg.Detection()), zap.Duration("no_execute_after", d.cfg.NoExecuteAfter))
 	return c.Run(ctx, d.Handle)
+}
+
+// readLastHealth reads the last health published for every cluster (by an
+// earlier run), for RestoreTracker.
+func (d *Daemon) readLastHealth(ctx context.Context) error {
+	ms, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamHealth, events.AllHealth)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.lastHealth = map[string]events.ClusterHealth{}
+	for _, m := range ms {
+		var h events.ClusterHealth
+		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeClusterHealthChanged || events.Decode(m.Event, &h) != nil || h.Cluster == "" {
+			continue
+		}
+		d.lastHealth[h.Cluster] = h
+	}
+	return nil
 }
 
 // Handle follows registrations: a new or changed cluster gets a fresh prober.
@@ -112,6 +136,10 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 		return nil
 	}
 	tracker := NewTracker(d.cfg.Thresholds(), d.cfg.TaintPolicy())
+	if last, found := d.lastHealth[r.Name]; found {
+		tracker = RestoreTracker(d.cfg.Thresholds(), d.cfg.TaintPolicy(), last)
+		delete(d.lastHealth, r.Name)
+	}
 	if ok {
 		old.stop()
 		tracker = old.snapshot()

@@ -135,19 +135,10 @@ func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
 	cfg.CapacityInterval = time.Hour
 	cfg.SnapshotInterval = 50 * time.Millisecond
 	cfg.NoExecuteAfter = 300 * time.Millisecond
-	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
-			t.Errorf("run: %v", err)
-		}
-	}()
+	defer cancel()
+	stop := start(t, cfg, bus)
+	defer func() { stop() }()
 	var s stream
 	go func() {
 		_ = bus.Watch(ctx, events.StreamHealth, []string{events.AllHealth, events.HealthSnapshotSubject}, false, s.add)
@@ -191,9 +182,49 @@ func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
 	await(t, &s, events.TypeClusterHealthChanged, "member1 tainted NoExecute", func(h events.ClusterHealth) bool {
 		return h.State == StateUnreachable && hasTaint(h, policy.TaintClusterUnreachable, corev1.TaintEffectNoExecute)
 	})
-	await(t, &s, events.TypeClusterHealthSnapshot, "a snapshot with member1 Unreachable and NoExecute", func(hs events.HealthSnapshot) bool {
+	lost := await(t, &s, events.TypeClusterHealthSnapshot, "a snapshot with member1 Unreachable and NoExecute", func(hs events.HealthSnapshot) bool {
 		return len(hs.Clusters) == 1 && hs.Clusters[0].State == StateUnreachable && hasTaint(hs.Clusters[0], policy.TaintClusterUnreachable, corev1.TaintEffectNoExecute)
-	})
+	}).Clusters[0]
+
+	// A restarted healthd carries on: no new transition, the same taints.
+	stop()
+	cfg.Instance = "1"
+	stop = start(t, cfg, bus)
+	again := await(t, &s, events.TypeClusterHealthSnapshot, "a snapshot from the restarted healthd", func(hs events.HealthSnapshot) bool {
+		return len(hs.Clusters) == 1 && hs.Clusters[0].ObservedAt.After(lost.ObservedAt.Add(50*time.Millisecond))
+	}).Clusters[0]
+	if fmt.Sprint(again.Taints) != fmt.Sprint(lost.Taints) || !again.Since.Equal(lost.Since) || !again.FailingSince.Equal(*lost.FailingSince) {
+		t.Errorf("after a restart the taints, since and failingSince carry on:\nwant %v %v %v\ngot  %v %v %v",
+			lost.Taints, lost.Since, lost.FailingSince, again.Taints, again.Since, again.FailingSince)
+	}
+	s.mu.Lock()
+	for _, m := range s.seen {
+		if m.Err == nil && m.Event.Type() == string(events.TypeClusterHealthChanged) && m.Event.Source() == "/healthd/1" {
+			t.Errorf("a restarted healthd must not announce the lost member again: %s", m.Data)
+		}
+	}
+	s.mu.Unlock()
+}
+
+// start runs healthd until the returned stop is called.
+func start(t *testing.T, cfg Config, bus *natsbus.Bus) (stop func()) {
+	t.Helper()
+	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				t.Errorf("run: %v", err)
+			}
+		})
+	}
 }
 
 func count(s *stream, typ events.Type) int {

@@ -77,6 +77,51 @@ func NewTracker(th Thresholds, p TaintPolicy) Tracker {
 	return Tracker{thresholds: th, policy: p, state: StateUnknown}
 }
 
+// RestoreTracker resumes from h, the last health healthd published for the
+// cluster before it restarted, so a restart neither repeats the detection
+// nor restamps the taints: state, since, failingSince and every taint's
+// TimeAdded carry on. The NotReady/Unreachable clock (for NoExecute) resumes
+// from since, or earlier if a NoExecute taint shows the cluster was bad
+// before a swap. The next probe continues the state machine from there (a
+// lost cluster stays lost until success-threshold good probes).
+func RestoreTracker(th Thresholds, p TaintPolicy, h events.ClusterHealth) Tracker {
+	t := NewTracker(th, p)
+	switch h.State {
+	case StateReady, StateSuspect, StateNotReady, StateUnreachable, StateUnknown:
+	default:
+		return t
+	}
+	t.state, t.message, t.lastError = h.State, h.Message, h.LastProbeError
+	t.since, t.observedAt = h.Since, h.ObservedAt
+	t.latency = time.Duration(h.LastProbeMs) * time.Millisecond
+	if h.Reason == ReasonNoCredentials {
+		t.reason = ReasonNoCredentials
+	}
+	if h.FailingSince != nil {
+		t.failingSince = *h.FailingSince
+	}
+	for _, tt := range h.Taints {
+		t.taints = append(t.taints, *tt.DeepCopy())
+	}
+	switch {
+	case bad(t.state):
+		t.failures, t.badSince = t.thresholds.Failure, t.since
+		for _, tt := range t.taints {
+			if tt.Effect == corev1.TaintEffectNoExecute && tt.TimeAdded != nil && p.NoExecuteAfter > 0 {
+				if b := tt.TimeAdded.Add(-p.NoExecuteAfter); b.Before(t.badSince) {
+					t.badSince = b
+				}
+			}
+		}
+	case t.state == StateSuspect:
+		t.failures = 1
+	}
+	if t.observedAt.IsZero() {
+		t.observedAt = t.since
+	}
+	return t
+}
+
 // State is the current state.
 func (t *Tracker) State() string { return t.state }
 

@@ -224,3 +224,33 @@ func TestAClusterNotProbedYetHasNothingToPublish(t *testing.T) {
 		t.Fatalf("a tick before the first probe must publish nothing: %+v", tr.Health("c1"))
 	}
 }
+
+func TestARestartedHealthdCarriesOnFromWhatItPublished(t *testing.T) {
+	before := newTracker(10 * time.Second)
+	for i, r := range []ProbeResult{good, answered, answered, answered} {
+		before.Observe(r, t0.Add(time.Duration(i)*time.Second))
+	}
+	for i := range 3 {
+		before.Observe(refused, t0.Add(time.Duration(4+i)*time.Second))
+	}
+	before.Evaluate(t0.Add(13 * time.Second))
+	last := before.Health("c1")
+	if want, got := "Unreachable ready=false since=+6s failing=+1s unreachable:NoSchedule@+6s unreachable:NoExecute@+13s", summary(last); got != want {
+		t.Fatalf("setup: want %s\ngot  %s", want, got)
+	}
+	run(t, RestoreTracker(Thresholds{Failure: 3, Success: 2}, TaintPolicy{NoExecuteAfter: 10 * time.Second}, last), []step{
+		{"the first tick after the restart keeps NoExecute, though Unreachable began only 4s before (a swap)", 14, ProbeResult{}, true, false,
+			"Unreachable ready=false since=+6s failing=+1s unreachable:NoSchedule@+6s unreachable:NoExecute@+13s"},
+		{"the first probe after the restart, still failing, publishes nothing", 14, refused, false, false,
+			"Unreachable ready=false since=+6s failing=+1s unreachable:NoSchedule@+6s unreachable:NoExecute@+13s"},
+		{"one good probe is still not enough", 16, good, false, false,
+			"Unreachable ready=false since=+6s failing=+1s unreachable:NoSchedule@+6s unreachable:NoExecute@+13s"},
+		{"success-threshold good probes recover", 18, good, false, true, "Ready ready=true since=+18s"},
+	})
+	ready := newTracker(10 * time.Second)
+	ready.Observe(good, t0)
+	run(t, RestoreTracker(Thresholds{Failure: 3, Success: 2}, TaintPolicy{NoExecuteAfter: 10 * time.Second}, ready.Health("c1")), []step{
+		{"a restored Ready cluster that is still ready publishes nothing", 20, good, false, false, "Ready ready=true since=+0s"},
+		{"and one failure is Suspect", 22, refused, false, true, "Suspect ready=true since=+22s failing=+22s"},
+	})
+}
