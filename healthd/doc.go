@@ -11,7 +11,8 @@
 //	          io.flotilla.cluster.health.snapshot.v1 (every member, every --snapshot-interval),
 //	          io.flotilla.cluster.capacity.reported.v1 (on change)     (FLOTILLA_HEALTH)
 //	          io.flotilla.sealkey.published.v1 (at start)
-//	State     registrations (rebuilt from FLOTILLA_POLICY), probe state in memory
+//	State     registrations (rebuilt from FLOTILLA_POLICY), probe state in memory,
+//	          resumed at start from each cluster's last health event (FLOTILLA_HEALTH)
 //
 // A lost cluster is NotReady or Unreachable after at worst
 // failure-threshold × probe-interval + probe-timeout (Config.Detection,
