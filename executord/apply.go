@@ -118,8 +118,16 @@ func (w *worker) run(ctx context.Context) error {
 		return err
 	}
 	w.consumer.Store(c)
-	go w.resyncLoop(ctx)
-	return c.Run(ctx, w.handle)
+	rctx, cancel := context.WithCancel(ctx)
+	resynced := make(chan struct{})
+	go func() {
+		defer close(resynced)
+		w.resyncLoop(rctx)
+	}()
+	err = c.Run(ctx, w.handle)
+	cancel()
+	<-resynced
+	return err
 }
 
 // handle carries out one placement in this cluster. What the member cannot
