@@ -16,7 +16,9 @@ type Config struct {
 	// KubeAPIQPS and KubeAPIBurst rate-limit each member's client (seed 002).
 	KubeAPIQPS   float32
 	KubeAPIBurst int
-	// ResyncInterval is how often status is read back and drift repaired.
+	// ResyncInterval is how often status is read back and drift repaired,
+	// and the first wait of a held apply or removal (doubled per failure, at
+	// most 10 intervals).
 	ResyncInterval time.Duration
 }
 

@@ -123,7 +123,9 @@ func (w *worker) hold(ctx context.Context, cause events.Event, key events.Object
 		return nil
 	}
 	st := last
-	st.Generation, st.BindingRevision = gen, rev
+	if gen != 0 || rev != 0 { // 0 for a dependency released by its owner: keep its own
+		st.Generation, st.BindingRevision = gen, rev
+	}
 	st.Phase = events.WorkDeleting
 	st.Message = fmt.Sprintf("removal held until %s answers: %s", w.name, h.err)
 	return w.publish(ctx, cause, st)

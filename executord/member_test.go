@@ -13,8 +13,8 @@ import (
 )
 
 // fakeMember is the smallest member API server the worker needs for apps/v1
-// Deployments: discovery, namespaces, and get, server-side apply and delete
-// of Deployments. Down makes it answer 503 to everything, as an API server
+// Deployments and v1 ConfigMaps: discovery, namespaces, and get,
+// server-side apply and delete of those two kinds. Down makes it answer 503 to everything, as an API server
 // behind a load balancer with no backend does. A fake stands in for the
 // real API server that the e2e suite uses; what is tested here is the
 // worker's bookkeeping, not the member's behaviour.
@@ -23,8 +23,8 @@ type fakeMember struct {
 	down atomic.Bool
 
 	mu      sync.Mutex
-	objects map[string]map[string]any // namespace/name
-	status  map[string]any            // the Deployment controller's status for every object
+	objects map[string]map[string]any // resource/namespace/name
+	status  map[string]any            // the controller's status for every object
 	applies int
 	deletes []string
 }
@@ -44,7 +44,7 @@ func (m *fakeMember) put(ns, name string, managed bool) {
 	if managed {
 		labels["flotilla.io/managed"] = "true"
 	}
-	m.objects[ns+"/"+name] = map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+	m.objects["deployments/"+ns+"/"+name] = map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": name, "namespace": ns, "generation": int64(1), "labels": labels}, "spec": map[string]any{"replicas": int64(1)}}
 }
 
@@ -54,10 +54,11 @@ func (m *fakeMember) setStatus(s map[string]any) {
 	m.status = s
 }
 
-func (m *fakeMember) has(ns, name string) bool {
+// has reports whether the member holds resource/namespace/name.
+func (m *fakeMember) has(key string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, ok := m.objects[ns+"/"+name]
+	_, ok := m.objects[key]
 	return ok
 }
 
@@ -93,19 +94,21 @@ func (m *fakeMember) serve(w http.ResponseWriter, r *http.Request) {
 		gv := map[string]any{"groupVersion": "apps/v1", "version": "v1"}
 		write(200, map[string]any{"kind": "APIGroupList", "apiVersion": "v1", "groups": []any{map[string]any{"name": "apps", "versions": []any{gv}, "preferredVersion": gv}}})
 	case r.URL.Path == "/api/v1":
-		write(200, map[string]any{"kind": "APIResourceList", "groupVersion": "v1", "resources": []any{resource("namespaces", "Namespace", false)}})
+		write(200, map[string]any{"kind": "APIResourceList", "groupVersion": "v1", "resources": []any{resource("namespaces", "Namespace", false), resource("configmaps", "ConfigMap", true)}})
 	case r.URL.Path == "/apis/apps/v1":
 		write(200, map[string]any{"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "apps/v1", "resources": []any{resource("deployments", "Deployment", true)}})
 	case len(path) == 4 && path[2] == "namespaces" && r.Method == http.MethodGet:
 		write(200, map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": path[3]}})
 	case len(path) == 7 && path[1] == "apps" && path[5] == "deployments":
-		m.deployment(r, path[4]+"/"+path[6], write, notFound)
+		m.object(r, "deployments/"+path[4]+"/"+path[6], write, notFound)
+	case len(path) == 6 && path[0] == "api" && path[4] == "configmaps":
+		m.object(r, "configmaps/"+path[3]+"/"+path[5], write, notFound)
 	default:
 		notFound(r.URL.Path)
 	}
 }
 
-func (m *fakeMember) deployment(r *http.Request, key string, write func(int, any), notFound func(string)) {
+func (m *fakeMember) object(r *http.Request, key string, write func(int, any), notFound func(string)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cur, ok := m.objects[key]
@@ -143,10 +146,12 @@ func (m *fakeMember) deployment(r *http.Request, key string, write func(int, any
 		return
 	}
 	out := maps.Clone(cur)
-	st := maps.Clone(m.status)
-	if _, set := st["observedGeneration"]; !set {
-		st["observedGeneration"] = cur["metadata"].(map[string]any)["generation"]
+	if strings.HasPrefix(key, "deployments/") {
+		st := maps.Clone(m.status)
+		if _, set := st["observedGeneration"]; !set {
+			st["observedGeneration"] = cur["metadata"].(map[string]any)["generation"]
+		}
+		out["status"] = st
 	}
-	out["status"] = st
 	write(200, out)
 }

@@ -258,7 +258,7 @@ func TestHeldRemovalIsAcknowledgedAndCarriedOutWhenTheMemberReturns(t *testing.T
 		h, ok := w.heldNow(web)
 		return ok && h.failures >= 3
 	})
-	if !member.has("default", "web") {
+	if !member.has("deployments/default/web") {
 		t.Fatal("the object is gone while the member was down")
 	}
 
@@ -267,7 +267,7 @@ func TestHeldRemovalIsAcknowledgedAndCarriedOutWhenTheMemberReturns(t *testing.T
 		_, typ := latestWork(t, bus)
 		return typ == events.TypeWorkDeleted
 	})
-	if member.has("default", "web") {
+	if member.has("deployments/default/web") {
 		t.Fatal("the member still holds the object")
 	}
 	if got := gauge(t, reg, "flotilla_executor_pending_removals", "member1"); got != 0 {
@@ -308,7 +308,7 @@ func TestHeldRemovalSurvivesARestart(t *testing.T) {
 		_, typ := latestWork(t, bus)
 		return typ == events.TypeWorkDeleted
 	})
-	if member.has("default", "web") {
+	if member.has("deployments/default/web") {
 		t.Fatal("the member still holds the object")
 	}
 	if n := deadLetters(t, bus); n != 0 {
@@ -330,7 +330,7 @@ func TestStartUpRemovesWhatTheLatestPlacementNoLongerPutsThere(t *testing.T) {
 		_, typ := latestWork(t, bus)
 		return typ == events.TypeWorkDeleted
 	})
-	if member.has("default", "web") {
+	if member.has("deployments/default/web") {
 		t.Fatal("the member still holds the object")
 	}
 }
@@ -428,7 +428,7 @@ func TestEvictedCopyIsKeptUntilTheEvictionIsPurged(t *testing.T) {
 		t.Fatalf("status %s %q, want Running %q", st.Phase, st.Message, want)
 	}
 	member.mu.Lock()
-	member.objects["default/web"]["spec"].(map[string]any)["replicas"] = float64(5) // changed by hand
+	member.objects["deployments/default/web"]["spec"].(map[string]any)["replicas"] = float64(5) // changed by hand
 	member.mu.Unlock()
 	w.resync(context.Background())
 	if applies, deletes := member.counts(); applies != 1 || deletes != 0 {
@@ -441,7 +441,7 @@ func TestEvictedCopyIsKeptUntilTheEvictionIsPurged(t *testing.T) {
 	ev.PurgedAt, ev.PurgeReason = &at, "replacement healthy"
 	purged.Evictions = []events.Eviction{ev}
 	handle(t, w, purged)
-	if member.has("default", "web") {
+	if member.has("deployments/default/web") {
 		t.Fatal("the copy is still there after the purge")
 	}
 	if _, typ := latestWork(t, bus); typ != events.TypeWorkDeleted {
@@ -504,4 +504,39 @@ func TestStatusIsPublishedAgainOnlyWhenHealthOrCountsChange(t *testing.T) {
 	clock.add(time.Minute)
 	handle(t, restarted, placement(1, 0, on("member1", 2)))
 	check("after a restart", 4, events.WorkUnhealthy, 1, 1, at(40*time.Second))
+}
+
+func TestHeldRemovalReleasesTheDependenciesOnlyItNeededOnceCarriedOut(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	member := newFakeMember(t)
+	member.setStatus(healthyStatus)
+	clock := &testClock{t: t0}
+	w := newTestWorker(t, newTestDaemon(t, bus, member, clock, prometheus.NewRegistry(), zap.NewNop()))
+	cfg := events.ObjectKey{Kind: "ConfigMap", Namespace: "default", Name: "cfg"}
+	withDeps := func(p events.PlacementDecision) events.PlacementDecision {
+		b := *p.Binding
+		b.Dependencies = []events.Dependency{{Key: cfg, APIVersion: "v1", Generation: 1,
+			Template: json.RawMessage(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cfg","namespace":"default"},"data":{"a":"b"}}`)}}
+		p.Binding = &b
+		return p
+	}
+	handle(t, w, withDeps(placement(1, 0, on("member1", 2))))
+	if !member.has("configmaps/default/cfg") {
+		t.Fatal("the dependency was not applied with the workload")
+	}
+
+	member.down.Store(true)
+	handle(t, w, withDeps(placement(2, time.Second, on("member2", 2))))
+	member.down.Store(false)
+	if !member.has("configmaps/default/cfg") || !member.has("deployments/default/web") {
+		t.Fatal("something was removed while the member was down")
+	}
+	clock.add(time.Minute)
+	w.retryHeld(context.Background(), clock.now())
+	if member.has("deployments/default/web") || member.has("configmaps/default/cfg") {
+		t.Fatal("the workload or its dependency is still in the member after the held removal")
+	}
+	if st := w.work[cfg]; st.Phase != events.WorkDeleted {
+		t.Fatalf("dependency status %s, want %s", st.Phase, events.WorkDeleted)
+	}
 }
