@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -137,7 +139,7 @@ spec:
     replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted}
   failover:
     application:
-      decisionConditions: {tolerationSeconds: 5}
+      decisionConditions: {tolerationSeconds: 10}
       purgeMode: Graciously
       gracePeriodSeconds: 60
 `, ns))
@@ -214,7 +216,10 @@ spec:
 		t.Fatalf("flotilla replay must show the moves:\n%s", out)
 	}
 
-	// flotilla reschedule moves web back.
+	// flotilla reschedule moves web back, once cluster1 runs pods again (its
+	// controller manager restarts with it; a copy that cannot start within
+	// the 10 s toleration would rightly be failed over again).
+	s.canaryRuns("cluster1", ns)
 	s.mustCLI("reschedule", "deployment/web", "-n", ns)
 	expectMembers(s, "web back at 2/2/2 after flotilla reschedule", ns, "web", map[string]int32{"cluster1": 2, "cluster2": 2, "cluster3": 2})
 }
@@ -308,4 +313,37 @@ spec:
 		}
 		t.Logf("%s: %s", name, p.Evictions[0].Message)
 	}
+}
+
+// canaryRuns waits until a Deployment created directly in the member has a
+// pod available: the member's controllers and scheduler work again.
+func (s *system) canaryRuns(cluster, ns string) {
+	s.t.Helper()
+	ctx := context.Background()
+	cs := s.member(cluster)
+	one := int32(1)
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "canary", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "canary"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "canary"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox:1.36"}}}}},
+	}
+	eventually(s.t, 90*time.Second, "a canary Deployment to run in "+cluster, func() error {
+		got, err := cs.AppsV1().Deployments(ns).Get(ctx, "canary", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
+			}
+			_, err = cs.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{})
+			return fmt.Errorf("created: %v", err)
+		}
+		if err != nil {
+			return err
+		}
+		if got.Status.AvailableReplicas < 1 {
+			return fmt.Errorf("not available yet")
+		}
+		return nil
+	})
+	_ = cs.AppsV1().Deployments(ns).Delete(ctx, "canary", metav1.DeleteOptions{})
 }
