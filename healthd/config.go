@@ -22,6 +22,9 @@ type Config struct {
 	// Unreachable before its taint is added with effect NoExecute (the
 	// default cluster taint policy). 0: never.
 	NoExecuteAfter time.Duration
+	// TaintPolicyFile: Karmada ClusterTaintPolicy YAML whose rules replace
+	// the default policy (NoExecuteAfter is then unused). "": the default.
+	TaintPolicyFile string
 }
 
 // DefaultConfig returns the defaults. A lost cluster is detected (NotReady

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
@@ -29,6 +30,7 @@ type Daemon struct {
 	key     *sealing.Key
 	metrics *metrics
 	source  string
+	taints  TaintPolicy // every rule; each cluster's Tracker gets those that target it
 
 	mu         sync.Mutex
 	probers    map[string]*prober
@@ -48,8 +50,14 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
+	taints := cfg.TaintPolicy()
+	if cfg.TaintPolicyFile != "" {
+		if taints.Rules, err = LoadTaintPolicies(cfg.TaintPolicyFile); err != nil {
+			return nil, err
+		}
+	}
 	deps.Log = deps.Log.Named("healthd")
-	return &Daemon{cfg: cfg, deps: deps, key: key, metrics: newMetrics(deps.Registry), source: "/healthd/" + cfg.Instance, probers: map[string]*prober{}}, nil
+	return &Daemon{cfg: cfg, deps: deps, key: key, taints: taints, metrics: newMetrics(deps.Registry), source: "/healthd/" + cfg.Instance, probers: map[string]*prober{}}, nil
 }
 
 // Run announces the credentials key, starts a prober per registered
@@ -87,7 +95,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.deps.Health.Add("consumer "+ConsumerName, c.Ready)
 	wg.Go(func() { d.publishSnapshots(ctx) })
 	d.deps.Log.Info("healthd ready", zap.Int("members", len(d.probers)), zap.Duration("probe_interval", d.cfg.ProbeInterval),
-		zap.Duration("detection", d.cfg.Detection()), zap.Duration("no_execute_after", d.cfg.NoExecuteAfter))
+		zap.Duration("detection", d.cfg.Detection()), zap.Duration("no_execute_after", d.cfg.NoExecuteAfter),
+		zap.String("taint_policy", d.cfg.TaintPolicyFile), zap.Int("taint_rules", len(d.taints.Rules)))
 	return c.Run(ctx, d.Handle)
 }
 
@@ -135,14 +144,16 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 	if ok && old.reg.Generation >= r.Generation {
 		return nil
 	}
-	tracker := NewTracker(d.cfg.Thresholds(), d.cfg.TaintPolicy())
+	taints := d.taints.For(policy.FactsOf(r.Name, r.Labels, r.Spec))
+	tracker := NewTracker(d.cfg.Thresholds(), taints)
 	if last, found := d.lastHealth[r.Name]; found {
-		tracker = RestoreTracker(d.cfg.Thresholds(), d.cfg.TaintPolicy(), last)
+		tracker = RestoreTracker(d.cfg.Thresholds(), taints, last)
 		delete(d.lastHealth, r.Name)
 	}
 	if ok {
 		old.stop()
 		tracker = old.snapshot()
+		tracker.UsePolicy(taints)
 	}
 	p := &prober{d: d, reg: r, tracker: tracker, log: d.deps.Log.With(zap.String("cluster", r.Name))}
 	d.probers[r.Name] = p

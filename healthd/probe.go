@@ -68,6 +68,7 @@ type Tracker struct {
 	failures, successes    int // in a row
 	otherKind              int // failures in a row of the bad kind the cluster is not in
 	taints                 []corev1.Taint
+	holding                []time.Time // per taint rule: since when its addOnConditions have held
 }
 
 // NewTracker returns the tracker of a cluster not probed yet (Unknown).
@@ -120,6 +121,13 @@ func RestoreTracker(th Thresholds, p TaintPolicy, h events.ClusterHealth) Tracke
 		t.observedAt = t.since
 	}
 	return t
+}
+
+// UsePolicy replaces the taint policy (the cluster's labels changed, so
+// other rules may target it). Taints already set stay until the new policy
+// removes them, as when a Karmada ClusterTaintPolicy is deleted.
+func (t *Tracker) UsePolicy(p TaintPolicy) {
+	t.policy, t.holding = p, nil
 }
 
 // State is the current state.
@@ -220,11 +228,12 @@ func (t *Tracker) Evaluate(now time.Time) bool {
 	if !t.Observed() {
 		return false
 	}
-	want := t.policy.Taints(t.state, t.badSince, t.taints, now)
-	if sameTaints(want, t.taints) {
+	next := t.policy.Apply(TaintState{State: t.state, BadSince: t.badSince, Taints: t.taints, Holding: t.holding}, now)
+	t.holding = next.Holding
+	if sameTaints(next.Taints, t.taints) {
 		return false
 	}
-	t.taints = want
+	t.taints = next.Taints
 	return true
 }
 

@@ -58,6 +58,7 @@ func (f *daemonFlags) register(c *cobra.Command, which string, defaultMetrics st
 		c.Flags().DurationVar(&f.health.CapacityInterval, "capacity-interval", f.health.CapacityInterval, "how often member Nodes and Pods are read for capacity")
 		c.Flags().DurationVar(&f.health.NoExecuteAfter, "no-execute-after", f.health.NoExecuteAfter, "default cluster taint policy: a member NotReady/Unreachable this long is also tainted NoExecute, which moves workloads that do not tolerate it; it arrives this long after detection (0: never taint NoExecute)")
 		c.Flags().DurationVar(&f.health.SnapshotInterval, "snapshot-interval", f.health.SnapshotInterval, "how often every member's health is published as one snapshot, for consumers that resync (0: off)")
+		c.Flags().StringVar(&f.health.TaintPolicyFile, "taint-policy", "", "file of Karmada ClusterTaintPolicy YAML (policy.karmada.io/v1alpha1, plus Flotilla's spec.addAfterSeconds) replacing the default taint policy and --no-execute-after; see docs/failover.md")
 	}
 	if which == "schedulerd" || which == "up" {
 		c.Flags().Float64Var(&f.sched.Evictions.PerSecond, "eviction-rate", f.sched.Evictions.PerSecond, "failover evictions per second at most, so an outage does not stampede the remaining clusters (0: no limit)")
