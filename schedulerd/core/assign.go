@@ -16,7 +16,7 @@ import (
 // (reference §2.2). It returns the placement sorted by name, the one-line
 // explanation of the arithmetic, and an error when the binding cannot be
 // placed.
-func assignReplicas(req *framework.Request, strategy policy.StrategyKind, selected []candidate, in *Input, warnings *[]string) ([]events.TargetCluster, string, error) {
+func assignReplicas(req *framework.Request, strategy policy.StrategyKind, selected []candidate, in *Input, warnings *[]string, sc *scratch) ([]events.TargetCluster, string, error) {
 	if len(selected) == 0 {
 		return nil, "", errors.New("no clusters available to schedule")
 	}
@@ -39,19 +39,19 @@ func assignReplicas(req *framework.Request, strategy policy.StrategyKind, select
 	)
 	switch strategy {
 	case policy.StrategyDuplicated:
-		parts = make([]party, len(selected))
-		for i, c := range selected {
-			parts[i] = party{name: c.name(), seats: desired}
+		parts = sc.parts[:0]
+		for _, c := range selected {
+			parts = append(parts, party{name: c.name(), seats: desired})
 		}
 		line = "Duplicated: " + strconv.FormatInt(desired, 10) + " replicas on each of " + strconv.Itoa(len(selected)) + " clusters"
 	case policy.StrategyStaticWeight:
-		parts, line = divideStatic(req.Placement, selected, desired, desc, warnings)
+		parts, line = divideStatic(req.Placement, selected, desired, desc, warnings, sc)
 	case policy.StrategyDynamicWeight, policy.StrategyAggregated:
 		aggregated := strategy == policy.StrategyAggregated
 		if len(req.Affinities) > 1 {
 			parts, line, err = divideByTier(aggregated, selected, desired, in, desc)
 		} else {
-			parts, line, err = divideDynamic(aggregated, selected, desired, in.Previous, in.Fresh, desc)
+			parts, line, err = divideDynamic(aggregated, selected, desired, in.Previous, in.Fresh, desc, sc)
 		}
 	case policy.StrategyCostOptimized:
 		parts, line, err = divideCostOptimized(req, selected, desired)
@@ -60,6 +60,9 @@ func assignReplicas(req *framework.Request, strategy policy.StrategyKind, select
 	}
 	if err != nil {
 		return nil, line, err
+	}
+	if cap(parts) > cap(sc.parts) {
+		sc.parts = parts // keep the larger buffer
 	}
 	return targets(parts), line, nil
 }
@@ -102,7 +105,7 @@ func staticRules(wp *policy.ClusterPreferences) []policy.StaticClusterWeight {
 // the largest weight among the rules matching it; unmatched candidates are
 // left out; if nothing matched, every candidate weighs 1. The previous
 // result and capacity play no part.
-func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc bool, warnings *[]string) ([]party, string) {
+func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc bool, warnings *[]string, sc *scratch) ([]party, string) {
 	var rules []policy.StaticClusterWeight
 	if wp := pl.ReplicaScheduling.WeightPreference; wp != nil {
 		rules = staticRules(wp)
@@ -114,7 +117,7 @@ func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc b
 	for i := range rules {
 		matchers[i] = framework.CompileAffinity(&rules[i].TargetCluster)
 	}
-	parties := make([]party, 0, len(cands))
+	parties := sc.parts[:0]
 	for _, c := range cands {
 		var w int64
 		for i := range rules {
@@ -123,17 +126,17 @@ func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc b
 			}
 		}
 		if w > 0 {
-			parties = append(parties, party{name: c.name(), weight: w})
+			parties = append(parties, party{name: c.name(), weight: w, rank: c.rank})
 		}
 	}
 	basis := "weights"
 	if len(parties) == 0 {
 		basis = "equal weights"
 		for _, c := range cands {
-			parties = append(parties, party{name: c.name(), weight: 1})
+			parties = append(parties, party{name: c.name(), weight: 1, rank: c.rank})
 		}
 	}
-	webster(desired, parties, desc)
+	sc.heap.run(desired, parties, desc)
 	return parties, websterLine("", desired, basis, parties)
 }
 
@@ -145,7 +148,9 @@ func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc b
 // distribution. Fresh: the total is divided by free + current capacity.
 // Aggregated first prefers clusters already used, then the largest
 // capacities, and keeps the shortest prefix of them that is big enough.
-func divideDynamic(aggregated bool, cands []candidate, desired int64, previous []events.TargetCluster, fresh, desc bool) ([]party, string, error) {
+//
+// sc, when not nil, lends the weights buffer and the Webster heap.
+func divideDynamic(aggregated bool, cands []candidate, desired int64, previous []events.TargetCluster, fresh, desc bool, sc *scratch) ([]party, string, error) {
 	name := string(policy.StrategyDynamicWeight)
 	if aggregated {
 		name = string(policy.StrategyAggregated)
@@ -158,15 +163,15 @@ func divideDynamic(aggregated bool, cands []candidate, desired int64, previous [
 		for _, t := range previous {
 			in[t.Name] = struct{}{}
 		}
-		cand := make(map[string]struct{}, len(previous))
+		cand := make(map[string]int32, len(previous)) // -> rank
 		for _, c := range cands {
 			if _, ok := in[c.name()]; ok {
-				cand[c.name()] = struct{}{}
+				cand[c.name()] = c.rank
 			}
 		}
 		for _, t := range previous {
-			if _, ok := cand[t.Name]; ok {
-				scheduled = append(scheduled, party{name: t.Name, seats: int64(t.Replicas)})
+			if rank, ok := cand[t.Name]; ok {
+				scheduled = append(scheduled, party{name: t.Name, seats: int64(t.Replicas), rank: rank})
 				assigned += int64(t.Replicas)
 			}
 		}
@@ -178,34 +183,41 @@ func divideDynamic(aggregated bool, cands []candidate, desired int64, previous [
 		mode    string
 		basis   string
 	)
+	var buf []party
+	if sc != nil {
+		buf = sc.parts[:0]
+	}
 	switch {
 	case fresh:
 		mode, basis, target = "fresh", "free+current capacity", desired
-		weights = make([]party, len(cands))
-		for i, c := range cands {
-			weights[i] = party{name: c.name(), weight: c.avail}
+		weights = slices.Grow(buf, len(cands))
+		for _, c := range cands {
+			weights = append(weights, party{name: c.name(), weight: c.avail, rank: c.rank})
 		}
 		scheduled = nil
 	case assigned == desired:
-		return scheduled, fmt.Sprintf("%s steady: %d replicas already placed, nothing to divide", name, desired), nil
+		return scheduled, name + " steady: " + strconv.FormatInt(desired, 10) + " replicas already placed, nothing to divide", nil
 	case assigned < desired:
 		mode, basis, target = "scale-up", "free capacity", desired-assigned
-		weights = make([]party, len(cands))
-		for i, c := range cands {
-			weights[i] = party{name: c.name(), weight: c.free}
+		weights = slices.Grow(buf, len(cands))
+		for _, c := range cands {
+			weights = append(weights, party{name: c.name(), weight: c.free, rank: c.rank})
 		}
 	default:
 		mode, basis, target = "scale-down", "current replicas", desired
-		weights = make([]party, len(scheduled))
-		for i, s := range scheduled {
-			weights[i] = party{name: s.name, weight: s.seats}
+		weights = slices.Grow(buf, len(scheduled))
+		for _, s := range scheduled {
+			weights = append(weights, party{name: s.name, weight: s.seats, rank: s.rank})
 		}
 		scheduled = nil
 	}
 	// Stable: equal weights keep candidate order (Karmada's insertion sort
 	// for up to 12 clusters; beyond that Karmada's order of ties is
 	// pdqsort's, which only matters for Aggregated truncation).
-	slices.SortStableFunc(weights, func(a, b party) int { return cmpInt(b.weight, a.weight) })
+	if sc == nil {
+		sc = new(scratch)
+	}
+	sortByWeightDesc(weights, &sc.packed, &sc.tmp)
 	var sum int64
 	for _, w := range weights {
 		sum += w.weight
@@ -221,15 +233,22 @@ func divideDynamic(aggregated bool, cands []candidate, desired int64, previous [
 				used[s.name] = true
 			}
 		}
-		slices.SortStableFunc(weights, func(a, b party) int {
-			switch ua, ub := used[a.name], used[b.name]; {
-			case ua && !ub:
-				return -1
-			case ub && !ua:
-				return 1
+		if len(used) > 0 {
+			// A stable sort with the used clusters first.
+			first := append(sc.tmp[:0], weights...)
+			weights = weights[:0]
+			for _, w := range first {
+				if used[w.name] {
+					weights = append(weights, w)
+				}
 			}
-			return 0
-		})
+			for _, w := range first {
+				if !used[w.name] {
+					weights = append(weights, w)
+				}
+			}
+			sc.tmp = first
+		}
 		var cum int64
 		for i, w := range weights {
 			cum += w.weight
@@ -239,7 +258,7 @@ func divideDynamic(aggregated bool, cands []candidate, desired int64, previous [
 			}
 		}
 	}
-	webster(target, weights, desc)
+	sc.heap.run(target, weights, desc)
 	line := websterLine(name+" "+mode+": ", target, basis, weights)
 	if len(scheduled) == 0 {
 		return weights, line, nil
@@ -291,7 +310,7 @@ func divideByTier(aggregated bool, selected []candidate, desired int64, in *Inpu
 		if give == 0 {
 			continue
 		}
-		parts, line, err := divideDynamic(aggregated, tc, give, in.Previous, in.Fresh, desc)
+		parts, line, err := divideDynamic(aggregated, tc, give, in.Previous, in.Fresh, desc, nil)
 		lines = append(lines, "tier "+strconv.Itoa(t)+": "+line)
 		if err != nil {
 			return nil, strings.Join(lines, "; "), err
@@ -322,7 +341,11 @@ func websterLine(prefix string, n int64, basis string, parts []party) string {
 				won++
 			}
 		}
-		fmt.Fprintf(&sb, " over %d clusters -> %d clusters got replicas", len(parts), won)
+		sb.WriteString(" over ")
+		sb.WriteString(strconv.Itoa(len(parts)))
+		sb.WriteString(" clusters -> ")
+		sb.WriteString(strconv.Itoa(won))
+		sb.WriteString(" clusters got replicas")
 		return sb.String()
 	}
 	byName := slices.Clone(parts)

@@ -9,6 +9,7 @@
 package core
 
 import (
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -124,7 +125,10 @@ func New(p framework.Profile) *Scheduler {
 }
 
 // scratch is per-call working memory, pooled so that a decision allocates
-// little more than its Result.
+// little more than its Result. Only lengths are reset between calls: the
+// pointers left behind keep a snapshot alive until the pool drops the
+// scratch (sync.Pool does at the second garbage collection) or the next
+// call overwrites them, which costs less than clearing them every call.
 type scratch struct {
 	view     []*framework.ClusterInfo // the clusters, sorted by name
 	feasible []*framework.ClusterInfo
@@ -133,8 +137,13 @@ type scratch struct {
 	filters  []int               // filters in force for the request
 	raw      []int64             // one score plugin's scores
 	failed   []diagnosed
-	order    []int32
+	lastDiag []lastDiagnosis // per filter plugin
+	keys     []orderKey
+	packed   []uint64
+	tmp      []party
 	sorted   []candidate
+	parts    []party
+	heap     websterHeap
 }
 
 type diagnosed struct {
@@ -142,14 +151,17 @@ type diagnosed struct {
 	reasons []string
 }
 
+// lastDiagnosis is the last reason a filter plugin gave and its shared
+// one-line diagnosis: plugins return the same reason (often the same
+// status) for most of the clusters they reject.
+type lastDiagnosis struct {
+	reason string
+	d      []string
+}
+
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func (sc *scratch) release() {
-	clear(sc.view)
-	clear(sc.feasible)
-	clear(sc.cands)
-	clear(sc.sorted)
-	clear(sc.prepared)
 	sc.view, sc.feasible, sc.cands, sc.prepared = sc.view[:0], sc.feasible[:0], sc.cands[:0], sc.prepared[:0]
 	scratchPool.Put(sc)
 }
@@ -235,7 +247,7 @@ func (s *Scheduler) scheduleTerm(in *Input, pl *policy.Placement, term int, sc *
 		res.Error = err.Error()
 		return res
 	}
-	targets, division, err := assignReplicas(req, strategy, selected, in, &res.Warnings)
+	targets, division, err := assignReplicas(req, strategy, selected, in, &res.Warnings, sc)
 	res.Division = division
 	if err != nil {
 		res.Error = err.Error()
@@ -335,7 +347,15 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 		reason string
 	}
 	var shared map[reasonKey][]string
+	last := sc.lastDiag[:0]
+	for range s.profile.Filters {
+		last = append(last, lastDiagnosis{})
+	}
+	sc.lastDiag = last
 	diagnosis := func(pi int, reason string) []string {
+		if l := &last[pi]; l.d != nil && l.reason == reason {
+			return l.d
+		}
 		k := reasonKey{pi, reason}
 		d, ok := shared[k]
 		if !ok {
@@ -345,14 +365,16 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 			d = []string{s.profile.Filters[pi].Name() + ": " + reason}
 			shared[k] = d
 		}
+		last[pi] = lastDiagnosis{reason, d}
 		return d
 	}
 	feasible := sc.feasible[:0]
 	failed := sc.failed[:0]
+	filters := s.profile.Filters
 	for _, c := range sc.view {
 		var reasons []string
 		for _, pi := range sc.filters {
-			st := s.profile.Filters[pi].Filter(req, c)
+			st := filters[pi].Filter(req, c)
 			if st.IsSuccess() {
 				continue
 			}
@@ -379,7 +401,7 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 			res.Diagnosis[f.cluster] = f.reasons
 		}
 	}
-	clear(failed)
+	clear(last)
 	sc.feasible, sc.failed = feasible, failed[:0]
 	return feasible
 }
@@ -399,6 +421,10 @@ func addReason(reasons, d []string) []string {
 type candidate struct {
 	c     *framework.ClusterInfo
 	score int64
+	// rank is 1 + the cluster's position among the feasible clusters,
+	// which are in name order: comparing ranks compares names (0: not
+	// known, in tests).
+	rank  int32
 	tier  int
 	prev  int64 // replicas the binding has there now
 	free  int64 // AllocatableReplicas: what the estimator says still fits
@@ -415,7 +441,7 @@ func (s *Scheduler) score(req *framework.Request, feasible []*framework.ClusterI
 	cands := slices.Grow(sc.cands[:0], n)[:n]
 	tiers := len(req.Affinities) > 1 // only overflow affinities make tiers other than 0
 	for i, c := range feasible {
-		cands[i] = candidate{c: c}
+		cands[i] = candidate{c: c, rank: int32(i + 1)}
 		if req.Previous != nil {
 			cands[i].prev = int64(req.Previous[c.Name])
 		}
@@ -490,21 +516,52 @@ func estimateCapacity(req *framework.Request, cands []candidate) {
 
 // orderCandidates sorts by overflow tier ascending, score descending,
 // AvailableReplicas descending, name ascending (reference §4.1). The key
-// is total, so the order does not depend on the snapshot's order. It sorts
-// indices and then moves the candidates once: cheaper than swapping
-// candidates.
+// is total, so the order does not depend on the snapshot's order. cands
+// is in name order (it follows the feasible clusters), so a candidate's
+// position stands in for its name: the sort compares integers only, on
+// compact keys, and then moves the candidates once.
 func orderCandidates(cands []candidate, sc *scratch) []candidate {
-	order := sc.order[:0]
+	if packed, ok := packOrder(cands, sc.packed); ok {
+		out := slices.Grow(sc.sorted[:0], len(cands))
+		mask := uint64(1)<<bits.Len64(uint64(len(cands)-1)) - 1
+		for _, k := range packed {
+			out = append(out, cands[k&mask])
+		}
+		sc.packed, sc.sorted, sc.cands = packed, cands, out
+		return out
+	}
+	keys := sc.keys[:0]
 	for i := range cands {
-		order = append(order, int32(i))
+		c := &cands[i]
+		keys = append(keys, orderKey{tier: int32(c.tier), at: int32(i), score: c.score, avail: c.avail})
 	}
-	slices.SortFunc(order, func(a, b int32) int { return compareCandidatePtrs(&cands[a], &cands[b]) })
+	slices.SortFunc(keys, compareKeys)
 	out := slices.Grow(sc.sorted[:0], len(cands))
-	for _, i := range order {
-		out = append(out, cands[i])
+	for _, k := range keys {
+		out = append(out, cands[k.at])
 	}
-	sc.order, sc.sorted, sc.cands = order, cands, out
+	sc.keys, sc.sorted, sc.cands = keys, cands, out
 	return out
+}
+
+// orderKey is a candidate's sort key; at is its position in name order.
+type orderKey struct {
+	tier  int32
+	at    int32
+	score int64
+	avail int64
+}
+
+func compareKeys(a, b orderKey) int {
+	switch {
+	case a.tier != b.tier:
+		return cmpInt(int64(a.tier), int64(b.tier))
+	case a.score != b.score:
+		return cmpInt(b.score, a.score)
+	case a.avail != b.avail:
+		return cmpInt(b.avail, a.avail)
+	}
+	return cmpInt(int64(a.at), int64(b.at))
 }
 
 func compareCandidates(a, b candidate) int { return compareCandidatePtrs(&a, &b) }

@@ -1,6 +1,10 @@
 package core
 
-import "hash/fnv"
+import (
+	"hash/fnv"
+	"slices"
+	"strings"
+)
 
 // party is one cluster in an apportionment: its weight ("votes") and the
 // seats (replicas) it holds.
@@ -8,6 +12,10 @@ type party struct {
 	name   string
 	weight int64
 	seats  int64
+	// rank is 1 + the position of name in the name order of the
+	// decision's feasible clusters (candidate.at), or 0 when unknown;
+	// webster then ranks the names itself.
+	rank int32
 }
 
 // tieDescending reports the name direction of Webster ties for a resource
@@ -27,25 +35,92 @@ func tieDescending(uid string) bool {
 // starting from the parties' current seats (reference §2.3). Ties go to the
 // party with fewer seats, then by name in the direction desc says. Priorities
 // are compared as float64 quotients, as Karmada does. It runs in
-// O(n log len(parties)) with a binary heap and does not allocate beyond the
-// heap's index and priority slices.
+// O(n log len(parties)) with a binary heap.
 func webster(n int64, parties []party, desc bool) {
+	var h websterHeap
+	h.run(n, parties, desc)
+}
+
+// websterHeap is webster's binary heap, kept between calls for its
+// buffers. The heap holds each party's priority, seats and name rank
+// inline, so that comparing two parties reads neither the parties nor
+// their names.
+type websterHeap struct {
+	items []heapItem
+	order []int32 // for ranking names
+}
+
+type heapItem struct {
+	pri   float64 // priority(&parties[party]), kept current
+	seats int64
+	// tie is the name's dense rank in the winning direction: a smaller
+	// tie wins, equal names have equal ties.
+	tie   int32
+	party int32
+}
+
+// run is webster on h's buffers.
+func (h *websterHeap) run(n int64, parties []party, desc bool) {
 	if n <= 0 || len(parties) == 0 {
 		return
 	}
-	h := websterHeap{p: parties, desc: desc, idx: make([]int32, len(parties)), pri: make([]float64, len(parties))}
-	for i := range h.idx {
-		h.idx[i] = int32(i)
-		h.pri[i] = priority(&parties[i])
+	items := slices.Grow(h.items[:0], len(parties))[:len(parties)]
+	h.items = items
+	h.rankNames(parties, desc)
+	for i := range items {
+		items[i].pri = priority(&parties[i])
+		items[i].seats = parties[i].seats
+		items[i].party = int32(i)
 	}
-	for i := len(h.idx)/2 - 1; i >= 0; i-- {
-		h.down(i)
+	for i := len(items)/2 - 1; i >= 0; i-- {
+		down(items, i)
 	}
 	for ; n > 0; n-- {
-		top := h.idx[0]
-		parties[top].seats++
-		h.pri[top] = priority(&parties[top])
-		h.down(0)
+		top := &items[0]
+		p := &parties[top.party]
+		p.seats++
+		top.seats = p.seats
+		top.pri = priority(p)
+		down(items, 0)
+	}
+}
+
+// rankNames sets items[i].tie from the names of parties: their rank in
+// name order (equal names, equal ranks), reversed when desc. It uses the
+// parties' ranks when all have one.
+func (h *websterHeap) rankNames(parties []party, desc bool) {
+	items := h.items
+	known := true
+	maxRank := int32(0)
+	for i := range parties {
+		r := parties[i].rank
+		if r <= 0 {
+			known = false
+			break
+		}
+		items[i].tie = r
+		maxRank = max(maxRank, r)
+	}
+	if !known {
+		order := slices.Grow(h.order[:0], len(parties))
+		for i := range parties {
+			order = append(order, int32(i))
+		}
+		h.order = order
+		slices.SortFunc(order, func(a, b int32) int { return strings.Compare(parties[a].name, parties[b].name) })
+		rank := int32(0)
+		for k, i := range order {
+			if k == 0 || parties[i].name != parties[order[k-1]].name {
+				rank++
+			}
+			items[i].tie = rank
+		}
+		maxRank = rank
+	}
+	if desc {
+		for i := range items {
+			items[i].tie = maxRank - items[i].tie
+		}
 	}
 }
 
@@ -54,44 +129,32 @@ func priority(p *party) float64 {
 	return float64(p.weight) / float64(2*p.seats+1)
 }
 
-type websterHeap struct {
-	p    []party
-	idx  []int32
-	pri  []float64 // by party: priority(&p[i]), kept current
-	desc bool
+// before reports whether a gets the next seat ahead of b.
+func before(a, b *heapItem) bool {
+	if a.pri != b.pri {
+		return a.pri > b.pri
+	}
+	if a.seats != b.seats {
+		return a.seats < b.seats
+	}
+	return a.tie < b.tie
 }
 
-// before reports whether party a gets the next seat ahead of party b.
-func (h *websterHeap) before(a, b int32) bool {
-	pa, pb := &h.p[a], &h.p[b]
-	qa, qb := h.pri[a], h.pri[b]
-	if qa != qb {
-		return qa > qb
-	}
-	if pa.seats != pb.seats {
-		return pa.seats < pb.seats
-	}
-	if h.desc {
-		return pa.name > pb.name
-	}
-	return pa.name < pb.name
-}
-
-func (h *websterHeap) down(i int) {
-	n := len(h.idx)
+func down(items []heapItem, i int) {
+	n := len(items)
 	for {
 		best := i
 		l, r := 2*i+1, 2*i+2
-		if l < n && h.before(h.idx[l], h.idx[best]) {
+		if l < n && before(&items[l], &items[best]) {
 			best = l
 		}
-		if r < n && h.before(h.idx[r], h.idx[best]) {
+		if r < n && before(&items[r], &items[best]) {
 			best = r
 		}
 		if best == i {
 			return
 		}
-		h.idx[i], h.idx[best] = h.idx[best], h.idx[i]
+		items[i], items[best] = items[best], items[i]
 		i = best
 	}
 }

@@ -31,7 +31,8 @@ type Affinity struct {
 type labelRequirement struct {
 	key    string
 	op     selection.Operator
-	values []string // sorted
+	value  string   // the only value, when values is nil
+	values []string // sorted and without duplicates, when there are two or more
 }
 
 // CompileAffinity prepares a for matching. nil matches every cluster.
@@ -71,10 +72,10 @@ func compileSelector(ls *metav1.LabelSelector) ([]labelRequirement, bool) {
 	}
 	out := make([]labelRequirement, 0, n)
 	for k, v := range ls.MatchLabels {
-		if len(content.IsLabelKey(k)) != 0 || len(validation.IsValidLabelValue(v)) != 0 {
+		if !validLabelKey(k) || !validLabelValue(v) {
 			return nil, false
 		}
-		out = append(out, labelRequirement{key: k, op: selection.Equals, values: []string{v}})
+		out = append(out, labelRequirement{key: k, op: selection.Equals, value: v})
 	}
 	for _, e := range ls.MatchExpressions {
 		var op selection.Operator
@@ -100,19 +101,61 @@ func compileSelector(ls *metav1.LabelSelector) ([]labelRequirement, bool) {
 				return nil, false
 			}
 		}
-		if len(content.IsLabelKey(e.Key)) != 0 {
+		if !validLabelKey(e.Key) {
 			return nil, false
 		}
 		for _, v := range e.Values {
-			if len(validation.IsValidLabelValue(v)) != 0 {
+			if !validLabelValue(v) {
 				return nil, false
 			}
 		}
-		vs := slices.Clone(e.Values)
-		slices.Sort(vs)
-		out = append(out, labelRequirement{key: e.Key, op: op, values: slices.Compact(vs)})
+		r := labelRequirement{key: e.Key, op: op}
+		switch {
+		case len(e.Values) == 1:
+			r.value = e.Values[0]
+		case len(e.Values) > 1:
+			vs := slices.Clone(e.Values)
+			slices.Sort(vs)
+			r.values = slices.Compact(vs)
+		}
+		out = append(out, r)
 	}
 	return out, true
+}
+
+// validLabelKey is content.IsLabelKey reporting no error: the common
+// case, a short name of letters, digits, '-', '_' and '.' starting and
+// ending with a letter or digit, is decided here without the regular
+// expression and the allocations; anything else (a prefix, an odd
+// character) is left to apimachinery.
+func validLabelKey(k string) bool {
+	return simpleLabelName(k) || len(content.IsLabelKey(k)) == 0
+}
+
+// validLabelValue is validation.IsValidLabelValue reporting no error, with
+// the same shortcut as validLabelKey ("" is a valid value).
+func validLabelValue(v string) bool {
+	return v == "" || simpleLabelName(v) || len(validation.IsValidLabelValue(v)) == 0
+}
+
+// simpleLabelName reports whether s matches apimachinery's label name
+// pattern ([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?) within its 63
+// characters: such a string is a valid label key (without a prefix) and a
+// valid label value. false means "not decided here", not "invalid".
+func simpleLabelName(s string) bool {
+	if len(s) == 0 || len(s) > 63 || !alnum(s[0]) || !alnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 1; i < len(s)-1; i++ {
+		if c := s[i]; !alnum(c) && c != '-' && c != '_' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func alnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // matches has labels.Requirement.Matches' semantics for the operators
@@ -133,8 +176,8 @@ func (r *labelRequirement) matches(ls map[string]string) bool {
 }
 
 func (r *labelRequirement) hasValue(v string) bool {
-	if len(r.values) == 1 {
-		return r.values[0] == v
+	if r.values == nil {
+		return r.value == v
 	}
 	_, found := slices.BinarySearch(r.values, v)
 	return found

@@ -1,11 +1,14 @@
 package framework
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/flotilla-io/flotilla/events/policy"
+	"k8s.io/apimachinery/pkg/api/validate/content"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The compiled label selector must agree with apimachinery's on validity
@@ -45,5 +48,42 @@ func TestCompiledSelectorAgreesWithApimachinery(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// simpleLabelName is a shortcut: whatever it accepts, apimachinery must
+// accept as a label key and as a label value.
+func TestSimpleLabelNameIsValid(t *testing.T) {
+	alphabet := "aZ09-_./ !é"
+	var walk func(prefix string, depth int)
+	checked := 0
+	walk = func(prefix string, depth int) {
+		if simpleLabelName(prefix) {
+			checked++
+			if errs := content.IsLabelKey(prefix); len(errs) != 0 {
+				t.Errorf("%q: accepted, but not a label key: %v", prefix, errs)
+			}
+			if errs := validation.IsValidLabelValue(prefix); len(errs) != 0 {
+				t.Errorf("%q: accepted, but not a label value: %v", prefix, errs)
+			}
+		}
+		if depth == 0 {
+			return
+		}
+		for _, r := range alphabet {
+			walk(prefix+string(r), depth-1)
+		}
+	}
+	walk("", 5)
+	for _, s := range []string{strings.Repeat("a", 63), strings.Repeat("a", 64), "a.b-c_d", "-a", "a-", "_", "."} {
+		want := len(content.IsLabelKey(s)) == 0 && len(validation.IsValidLabelValue(s)) == 0
+		if got := simpleLabelName(s); got && !want {
+			t.Errorf("%q: accepted, apimachinery rejects it", s)
+		} else if got != want && !strings.ContainsAny(s, "/") {
+			t.Errorf("%q: simpleLabelName %v, apimachinery %v", s, got, want)
+		}
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d names accepted: the walk tests too little", checked)
 	}
 }
