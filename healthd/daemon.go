@@ -136,6 +136,7 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 			delete(d.probers, r.Name)
 			d.metrics.forget(r.Name)
 		}
+		delete(d.lastHealth, r.Name) // a cluster registered again starts afresh
 		return nil
 	case events.TypeClusterRegistered:
 	default:

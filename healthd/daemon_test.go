@@ -137,7 +137,7 @@ func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
 	cfg.NoExecuteAfter = 300 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop := start(t, cfg, bus)
+	stop := start(t, cfg, bus, prometheus.NewRegistry())
 	defer func() { stop() }()
 	var s stream
 	go func() {
@@ -189,13 +189,21 @@ func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
 	// A restarted healthd carries on: no new transition, the same taints.
 	stop()
 	cfg.Instance = "1"
-	stop = start(t, cfg, bus)
+	reg := prometheus.NewRegistry()
+	stop = start(t, cfg, bus, reg)
 	again := await(t, &s, events.TypeClusterHealthSnapshot, "a snapshot from the restarted healthd", func(hs events.HealthSnapshot) bool {
 		return len(hs.Clusters) == 1 && hs.Clusters[0].ObservedAt.After(lost.ObservedAt.Add(50*time.Millisecond))
 	}).Clusters[0]
 	if fmt.Sprint(again.Taints) != fmt.Sprint(lost.Taints) || !again.Since.Equal(lost.Since) || !again.FailingSince.Equal(*lost.FailingSince) {
 		t.Errorf("after a restart the taints, since and failingSince carry on:\nwant %v %v %v\ngot  %v %v %v",
 			lost.Taints, lost.Since, lost.FailingSince, again.Taints, again.Since, again.FailingSince)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for gauge(t, reg, "flotilla_cluster_noexecute_tainted", "member1") != 1 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := gauge(t, reg, "flotilla_cluster_noexecute_tainted", "member1"); got != 1 {
+		t.Errorf("the restarted healthd's gauges follow the restored state: flotilla_cluster_noexecute_tainted = %v, want 1", got)
 	}
 	s.mu.Lock()
 	for _, m := range s.seen {
@@ -207,9 +215,9 @@ func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
 }
 
 // start runs healthd until the returned stop is called.
-func start(t *testing.T, cfg Config, bus *natsbus.Bus) (stop func()) {
+func start(t *testing.T, cfg Config, bus *natsbus.Bus, reg *prometheus.Registry) (stop func()) {
 	t.Helper()
-	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
+	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,4 +245,26 @@ func count(s *stream, typ events.Type) int {
 		}
 	}
 	return n
+}
+
+// gauge reads a per-cluster gauge from reg (-1 if absent).
+func gauge(t *testing.T, reg *prometheus.Registry, name, cluster string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "cluster" && l.GetValue() == cluster {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return -1
 }

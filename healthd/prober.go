@@ -127,6 +127,9 @@ func (p *prober) probe(ctx context.Context, readyz rest.Interface) {
 		p.mu.Unlock()
 		if changed {
 			p.publishHealth(ctx)
+		} else {
+			h, _ := p.health()
+			p.d.metrics.setHealth(h) // a restored cluster publishes nothing, but its gauges must be set
 		}
 		select {
 		case <-ctx.Done():
