@@ -6,7 +6,7 @@ BIN := bin/flotilla
 
 include deploy/sandbox/sandbox.mk
 
-.PHONY: all build test unit e2e demo demo-down bench lint tools fmt
+.PHONY: bench-failover all build test unit e2e demo demo-down bench lint tools fmt
 
 all: build
 
@@ -40,6 +40,11 @@ demo-down:
 bench: build
 	$(BIN) bench --clusters 100 --templates 10000
 	$(GO) test -run '^$$' -bench . -benchmem ./schedulerd/... ./executord/render/...
+
+## bench-failover: failover timings on the sandbox (cluster1 stopped and started FLOTILLA_BENCH_ROUNDS=3 times; ~3 min)
+bench-failover: build clusters
+	FLOTILLA_E2E=1 FLOTILLA_BENCH_FAILOVER=1 FLOTILLA_SANDBOX=$(CURDIR)/.sandbox FLOTILLA_BIN=$(CURDIR)/$(BIN) \
+		$(GO) test -count=1 -timeout 30m -run '^TestBenchFailoverTimings$$' -v ./deploy/e2e/ | grep -v '^\s*[0-9][0-9]:[0-9][0-9]:'
 
 ## lint: gofmt, go vet
 lint:

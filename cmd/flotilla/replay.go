@@ -71,7 +71,7 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 						_, _ = printStructuredLine(out, map[string]any{"stream": m.Stream, "seq": m.Sequence, "subject": m.Subject, "error": m.Err.Error()})
 						continue
 					}
-					_, _ = printStructuredLine(out, map[string]any{"stream": m.Stream, "seq": m.Sequence, "subject": m.Subject, "event": m.Event})
+					_, _ = printStructuredLine(out, map[string]any{"stream": m.Stream, "seq": m.Sequence, "subject": m.Subject, "event": readableEvent(m.Event)})
 				}
 				return nil
 			}
@@ -154,4 +154,20 @@ func targetList(cs []events.TargetCluster) string {
 		parts[i] = fmt.Sprintf("%s=%d", c.Name, c.Replicas)
 	}
 	return strings.Join(parts, ",")
+}
+
+// readableEvent is a CloudEvent in structured JSON with its data as JSON
+// (an event read back from the bus would otherwise print data_base64).
+func readableEvent(e events.Event) map[string]any {
+	out := map[string]any{"specversion": e.SpecVersion(), "id": e.ID(), "source": e.Source(), "type": e.Type(),
+		"subject": e.Subject(), "datacontenttype": e.DataContentType(), "time": e.Time()}
+	for k, v := range e.Extensions() {
+		out[k] = v
+	}
+	if d := e.Data(); json.Valid(d) {
+		out["data"] = json.RawMessage(d)
+	} else if d != nil {
+		out["data_base64"] = d
+	}
+	return out
 }
