@@ -41,11 +41,11 @@ func assignReplicas(req *framework.Request, strategy policy.StrategyKind, select
 	case policy.StrategyDuplicated:
 		parts = sc.parts[:0]
 		for _, c := range selected {
-			parts = append(parts, party{name: c.name(), seats: desired})
+			parts = append(parts, party{name: c.name(), seats: desired, rank: c.rank})
 		}
 		line = "Duplicated: " + strconv.FormatInt(desired, 10) + " replicas on each of " + strconv.Itoa(len(selected)) + " clusters"
 	case policy.StrategyStaticWeight:
-		parts, line = divideStatic(req.Placement, selected, desired, desc, warnings, sc)
+		parts, line = divideStatic(req.Placement, selected, desired, desc, warnings, sc, in.Snapshot)
 	case policy.StrategyDynamicWeight, policy.StrategyAggregated:
 		aggregated := strategy == policy.StrategyAggregated
 		if len(req.Affinities) > 1 {
@@ -64,19 +64,55 @@ func assignReplicas(req *framework.Request, strategy policy.StrategyKind, select
 	if cap(parts) > cap(sc.parts) {
 		sc.parts = parts // keep the larger buffer
 	}
-	return targets(parts), line, nil
+	return targets(parts, sc), line, nil
 }
 
 // targets drops zero entries (a workload's 0s are removed, reference §2.2
-// rule 4) and sorts by name.
-func targets(parts []party) []events.TargetCluster {
+// rule 4) and sorts by name. Parties that all carry distinct name ranks
+// are put in order by rank, without comparing names.
+func targets(parts []party, sc *scratch) []events.TargetCluster {
 	n := 0
-	for _, p := range parts {
+	maxRank := int32(0)
+	ranked := true
+	for i := range parts {
+		p := &parts[i]
 		if p.seats > 0 {
 			n++
 		}
+		if p.rank <= 0 {
+			ranked = false
+		}
+		maxRank = max(maxRank, p.rank)
 	}
 	out := make([]events.TargetCluster, 0, n)
+	if ranked && n > 1 {
+		// A counting sort by rank; a rank seen twice (the same cluster
+		// twice, from a previous result that lists it twice) falls back to
+		// the sort by name below.
+		at := slices.Grow(sc.at[:0], int(maxRank))[:maxRank]
+		for i := range at {
+			at[i] = -1
+		}
+		sc.at = at
+		unique := true
+		for i := range parts {
+			if p := &parts[i]; p.seats > 0 {
+				if at[p.rank-1] >= 0 {
+					unique = false
+					break
+				}
+				at[p.rank-1] = int32(i)
+			}
+		}
+		if unique {
+			for _, i := range at {
+				if i >= 0 {
+					out = append(out, events.TargetCluster{Name: parts[i].name, Replicas: int32(parts[i].seats)})
+				}
+			}
+			return out
+		}
+	}
 	sorted := true
 	for _, p := range parts {
 		if p.seats > 0 {
@@ -105,7 +141,7 @@ func staticRules(wp *policy.ClusterPreferences) []policy.StaticClusterWeight {
 // the largest weight among the rules matching it; unmatched candidates are
 // left out; if nothing matched, every candidate weighs 1. The previous
 // result and capacity play no part.
-func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc bool, warnings *[]string, sc *scratch) ([]party, string) {
+func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc bool, warnings *[]string, sc *scratch, snap *framework.Snapshot) ([]party, string) {
 	var rules []policy.StaticClusterWeight
 	if wp := pl.ReplicaScheduling.WeightPreference; wp != nil {
 		rules = staticRules(wp)
@@ -116,6 +152,7 @@ func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc b
 	matchers := make([]framework.Affinity, len(rules))
 	for i := range rules {
 		matchers[i] = framework.CompileAffinity(&rules[i].TargetCluster)
+		snap.Bind(&matchers[i])
 	}
 	parties := sc.parts[:0]
 	for _, c := range cands {

@@ -66,7 +66,7 @@ func divideCostOptimized(req *framework.Request, cands []candidate, desired int6
 			continue
 		}
 		remaining -= give
-		parts = append(parts, party{name: o.c.name(), seats: give})
+		parts = append(parts, party{name: o.c.name(), seats: give, rank: o.c.rank})
 		if len(parts) <= 12 {
 			sb.WriteString(" ")
 			sb.WriteString(o.c.name())

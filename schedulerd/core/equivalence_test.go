@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -337,4 +338,37 @@ func variedAffinity(g gen, names func() []string) *policy.ClusterAffinity {
 		}
 	}
 	return a
+}
+
+// A snapshot shared by many decisions (as schedulerd shares one between
+// cluster changes, concurrently in simulate) gives every decision the
+// result it gets alone from the same clusters: what a snapshot remembers
+// from one decision (Bind's matches) must not leak into another.
+func TestSharedSnapshotMatchesClusters(t *testing.T) {
+	s := newDefault()
+	for k := range 40 {
+		cs := variedInput(k).Clusters
+		snap := framework.NewSnapshot(cs)
+		inputs := make([]Input, 150)
+		want := make([]Result, len(inputs))
+		for j := range inputs {
+			in := variedInput(1000 + j)
+			in.Clusters = cs
+			inputs[j] = in
+			want[j] = s.Schedule(in)
+		}
+		var wg sync.WaitGroup
+		for w := range 3 {
+			wg.Go(func() {
+				for j := w; j < len(inputs); j += 3 {
+					in := inputs[j]
+					in.Clusters, in.Snapshot = nil, snap
+					if got := s.Schedule(in); !reflect.DeepEqual(got, want[j]) {
+						t.Errorf("clusters %d, placement %d: shared snapshot gives\n%s\nwant\n%s", k, j, resultJSON(got), resultJSON(want[j]))
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
 }

@@ -141,6 +141,7 @@ type scratch struct {
 	keys     []orderKey
 	packed   []uint64
 	tmp      []party
+	at       []int32
 	sorted   []candidate
 	parts    []party
 	heap     websterHeap
@@ -205,10 +206,10 @@ func (s *Scheduler) Schedule(in Input) Result {
 // already; Clusters are sorted here when they are not (the daemon's are),
 // so that everything downstream sees one order whatever the input order.
 func viewOf(in *Input, buf []*framework.ClusterInfo) []*framework.ClusterInfo {
-	cs := in.Clusters
 	if in.Snapshot != nil {
-		cs = in.Snapshot.Clusters()
+		return append(buf[:0], in.Snapshot.View()...)
 	}
+	cs := in.Clusters
 	buf = slices.Grow(buf[:0], len(cs))
 	sorted := true
 	for i := range cs {
@@ -288,6 +289,9 @@ func newRequest(in *Input, pl *policy.Placement, term int) *framework.Request {
 		for i := range t.OverflowAffinities {
 			req.Affinities = append(req.Affinities, framework.CompileAffinity(&t.OverflowAffinities[i]))
 		}
+	}
+	for i := range req.Affinities {
+		in.Snapshot.Bind(&req.Affinities[i]) // nil Snapshot: nothing to do
 	}
 	if len(in.Previous) > 0 {
 		req.Previous = make(map[string]int32, len(in.Previous))

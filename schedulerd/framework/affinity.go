@@ -2,6 +2,8 @@ package framework
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/flotilla-io/flotilla/events/policy"
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -22,6 +24,11 @@ type Affinity struct {
 	fast  bool                   // reqs is the label selector
 	never bool                   // the label selector is invalid: nothing matches (reference §3.1)
 	bare  bool                   // rest is empty: only the label selector counts
+
+	// Set by Snapshot.Bind: bit i of bits says whether snap's cluster i
+	// matches.
+	snap *Snapshot
+	bits []uint64
 }
 
 // labelRequirement is one requirement of a label selector, matched
@@ -76,6 +83,11 @@ func compileSelector(ls *metav1.LabelSelector) ([]labelRequirement, bool) {
 			return nil, false
 		}
 		out = append(out, labelRequirement{key: k, op: selection.Equals, value: v})
+	}
+	if len(out) > 1 {
+		// In key order rather than the map's: the same selector always
+		// compiles to the same requirements (see appendKey).
+		slices.SortFunc(out, func(a, b labelRequirement) int { return strings.Compare(a.key, b.key) })
 	}
 	for _, e := range ls.MatchExpressions {
 		var op selection.Operator
@@ -187,6 +199,16 @@ func (r *labelRequirement) hasValue(v string) bool {
 // All criteria are ANDed, so checking the pre-parsed label selector apart
 // from the rest gives the same answer as Matches on the whole affinity.
 func (m *Affinity) Matches(c *ClusterInfo) bool {
+	if m.bits != nil {
+		if d := c.derived; d != nil && d.snap == m.snap {
+			return m.bits[d.index/64]&(1<<(d.index%64)) != 0
+		}
+	}
+	return m.match(c)
+}
+
+// match is Matches without the snapshot's bits.
+func (m *Affinity) match(c *ClusterInfo) bool {
 	if m.never {
 		return false
 	}
@@ -203,4 +225,53 @@ func (m *Affinity) Matches(c *ClusterInfo) bool {
 		return true
 	}
 	return m.rest.Matches(c.Facts())
+}
+
+// appendKey appends a string that identifies what the affinity matches:
+// two affinities with the same key match the same clusters. (Affinities
+// that match alike may still have different keys: the key follows the
+// order of expressions and names as written.)
+func (m *Affinity) appendKey(b []byte) []byte {
+	str := func(s string) {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	strs := func(tag byte, ss []string) {
+		b = append(b, tag)
+		b = strconv.AppendInt(b, int64(len(ss)), 10)
+		for _, s := range ss {
+			str(s)
+		}
+	}
+	switch {
+	case m.fast:
+		b = append(b, 'L')
+		b = strconv.AppendInt(b, int64(len(m.reqs)), 10)
+		for i := range m.reqs {
+			r := &m.reqs[i]
+			str(r.key)
+			str(string(r.op))
+			if r.values == nil {
+				strs('v', []string{r.value})
+			} else {
+				strs('V', r.values)
+			}
+		}
+	case m.sel != nil:
+		b = append(b, 'S')
+		str(m.sel.String())
+	}
+	if fs := m.rest.FieldSelector; fs != nil {
+		b = append(b, 'F')
+		b = strconv.AppendInt(b, int64(len(fs.MatchExpressions)), 10)
+		for _, e := range fs.MatchExpressions {
+			str(e.Key)
+			str(string(e.Operator))
+			strs('v', e.Values)
+		}
+	}
+	strs('N', m.rest.ClusterNames)
+	strs('X', m.rest.ExcludeClusters)
+	return b
 }

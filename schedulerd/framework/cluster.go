@@ -57,6 +57,9 @@ func (c *ClusterInfo) Facts() policy.ClusterFacts {
 // count as 0.
 func (c *ClusterInfo) Free(name corev1.ResourceName) (free int64, ok bool) {
 	if d := c.derived; d != nil {
+		if i := commonIndex(name); i >= 0 {
+			return d.common[i].free, d.common[i].ok
+		}
 		for i := range d.free {
 			if d.free[i].name == name {
 				return d.free[i].free, true

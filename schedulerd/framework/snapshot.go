@@ -3,6 +3,7 @@ package framework
 import (
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/flotilla-io/flotilla/events/policy"
 	corev1 "k8s.io/api/core/v1"
@@ -16,13 +17,43 @@ import (
 // is safe for concurrent use; nothing may modify it or its clusters.
 type Snapshot struct {
 	clusters []ClusterInfo
+	view     []*ClusterInfo // &clusters[i]
+
+	// matches caches, per distinct affinity (Affinity.cacheKey), which
+	// clusters it matches: see Bind.
+	mu      sync.RWMutex
+	matches map[string][]uint64
 }
 
 type derived struct {
-	facts  policy.ClusterFacts
-	free   []resourceFree // one per resource in Allocatable
+	snap  *Snapshot
+	index int32 // in snap.clusters
+	facts policy.ClusterFacts
+	// common holds the free pods, cpu and memory (ok false: not in
+	// Allocatable), which every estimate reads; free has the others.
+	common [3]commonFree
+	free   []resourceFree // one per other resource in Allocatable
 	prices Prices
 	priced bool
+}
+
+type commonFree struct {
+	free int64
+	ok   bool
+}
+
+// commonIndex is the index in derived.common of pods, cpu and memory,
+// or -1.
+func commonIndex(name corev1.ResourceName) int {
+	switch name {
+	case corev1.ResourcePods:
+		return 0
+	case corev1.ResourceCPU:
+		return 1
+	case corev1.ResourceMemory:
+		return 2
+	}
+	return -1
 }
 
 type resourceFree struct {
@@ -42,14 +73,21 @@ func NewSnapshot(clusters []ClusterInfo) *Snapshot {
 		n += len(s.clusters[i].Allocatable)
 	}
 	frees := make([]resourceFree, 0, n)
+	s.view = make([]*ClusterInfo, len(s.clusters))
 	for i := range s.clusters {
 		c := &s.clusters[i]
+		s.view[i] = c
 		c.derived = nil // a clone of a snapshot's cluster: derive afresh
 		d := &ds[i]
+		d.snap, d.index = s, int32(i)
 		d.facts = policy.FactsOf(c.Name, c.Labels, c.Spec)
 		start := len(frees)
 		for name := range c.Allocatable {
 			f, _ := c.Free(name)
+			if i := commonIndex(name); i >= 0 {
+				d.common[i] = commonFree{f, true}
+				continue
+			}
 			frees = append(frees, resourceFree{name: name, free: f})
 		}
 		d.free = frees[start:len(frees):len(frees)]
@@ -66,6 +104,57 @@ func (s *Snapshot) Clusters() []ClusterInfo {
 		return nil
 	}
 	return s.clusters
+}
+
+// View returns pointers to the clusters, sorted by name, as a
+// decision walks them. The slice is the snapshot's own: read it, do not
+// modify it.
+func (s *Snapshot) View() []*ClusterInfo {
+	if s == nil {
+		return nil
+	}
+	return s.view
+}
+
+// maxBound bounds the number of affinities a snapshot remembers (each
+// costs a bit per cluster); beyond it Bind leaves affinities unbound.
+const maxBound = 4096
+
+// Bind prepares a for matching this snapshot's clusters: which clusters a
+// given affinity matches is worked out once per snapshot and shared by
+// every decision that binds an equal affinity (in practice, every binding
+// of one policy until the clusters change), so that Matches on a cluster
+// of the snapshot reads one bit instead of evaluating selectors. Matches
+// on any other cluster evaluates as before. An unbound Affinity and a
+// bound one give the same answers.
+func (s *Snapshot) Bind(a *Affinity) {
+	if s == nil || a.never || (a.bare && a.reqs == nil && a.sel == nil) {
+		return // nothing to evaluate per cluster
+	}
+	var buf [128]byte
+	key := a.appendKey(buf[:0])
+	s.mu.RLock()
+	bits, ok := s.matches[string(key)]
+	s.mu.RUnlock()
+	if !ok {
+		bits = make([]uint64, (len(s.clusters)+63)/64)
+		for i := range s.clusters {
+			if a.match(&s.clusters[i]) {
+				bits[i/64] |= 1 << (i % 64)
+			}
+		}
+		s.mu.Lock()
+		if prev, ok := s.matches[string(key)]; ok {
+			bits = prev
+		} else if len(s.matches) < maxBound {
+			if s.matches == nil {
+				s.matches = make(map[string][]uint64)
+			}
+			s.matches[string(key)] = bits
+		}
+		s.mu.Unlock()
+	}
+	a.snap, a.bits = s, bits
 }
 
 // Len is the number of clusters.
