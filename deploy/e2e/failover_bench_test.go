@@ -167,6 +167,9 @@ spec:
 			toPurged:    purgedAt.Sub(startAt),
 		}
 		t.Logf("round %d: %+v", r, res)
+		// The next round's copy in cluster1 must be able to start within its
+		// toleration: wait for cluster1's controllers.
+		s.canaryRuns("cluster1", ns)
 		results = append(results, res)
 	}
 
