@@ -48,6 +48,10 @@ type Handler struct {
 	due     map[events.ObjectKey]time.Time
 	limiter *rate.Limiter
 	log     *zap.Logger
+	// reserved: placed replicas not yet reported as allocated (overcommit
+	// protection, reservations.go); reservedChanged: snap predates a change.
+	reserved        reservations
+	reservedChanged bool
 }
 
 // NewHandler returns a handler with empty state.
@@ -58,7 +62,7 @@ func NewHandler(pub events.Publisher, instance string, sched *core.Scheduler, m 
 	return &Handler{pub: pub, source: "/schedulerd/" + instance, sched: sched, metrics: m,
 		members: map[string]*member{}, bindings: map[events.ObjectKey]events.Binding{},
 		placements: map[events.ObjectKey]events.PlacementDecision{}, now: time.Now,
-		work: map[events.ObjectKey]map[string]events.WorkStatus{}, due: map[events.ObjectKey]time.Time{},
+		work: map[events.ObjectKey]map[string]events.WorkStatus{}, due: map[events.ObjectKey]time.Time{}, reserved: reservations{},
 		limiter: rate.NewLimiter(rate.Limit(DefaultEvictionLimit.PerSecond), DefaultEvictionLimit.Burst)}
 }
 
@@ -118,6 +122,7 @@ func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) erro
 		return nil
 	}
 	delete(h.bindings, b.Key)
+	h.dropReservations(b.Key)
 	last, ok := h.placements[b.Key]
 	if !ok || (!last.Scheduled && len(last.Clusters) == 0 && last.Error == "removed") {
 		return nil
@@ -175,6 +180,7 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 			return nil
 		}
 		h.member(c.Cluster).capacity = &c
+		h.releaseReported(c)
 	}
 	h.snap, h.view = nil, nil
 	if err := h.rescheduleAfterClusterChange(ctx, e); err != nil {
@@ -304,7 +310,7 @@ func (h *Handler) snapshot() []framework.ClusterInfo {
 			ci.Spec.Taints = append(ci.Spec.Taints, m.health.Taints...)
 		}
 		if c := m.capacity; c != nil {
-			ci.Allocatable, ci.Allocated, ci.Allocating = c.Allocatable, c.Allocated, c.Allocating
+			ci.Allocatable, ci.Allocated, ci.Allocating = c.Allocatable, c.Allocated, h.reservedFor(n, c.Allocating)
 			ci.APIEnablements = c.APIEnablements
 			ci.CompleteAPIs = len(c.APIEnablements) > 0
 		}
@@ -331,8 +337,10 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	if evs == nil && hadLast {
 		evs = last.Evictions
 	}
-	if h.snap == nil {
-		h.snap = framework.NewSnapshot(h.snapshot())
+	if h.snap == nil || h.reservedChanged && needsCapacity(b) {
+		// Capacity-driven strategies see the latest reservations; the others
+		// do not depend on free capacity and keep the shared snapshot.
+		h.snap, h.reservedChanged = framework.NewSnapshot(h.snapshot()), false
 	}
 	in := core.Input{Binding: b, Snapshot: h.snap}
 	if hadLast {
@@ -388,6 +396,11 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	if err := publishEffect(ctx, h.pub, events.PlacementSubject(k), out); err != nil {
 		return err
 	}
+	var before []events.TargetCluster
+	if hadLast {
+		before = last.Clusters
+	}
+	h.reserve(b, before, p.Clusters)
 	h.placements[k] = remembered(p)
 	if p.Scheduled {
 		h.metrics.decisions.WithLabelValues("scheduled").Inc()

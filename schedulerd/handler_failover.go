@@ -56,6 +56,7 @@ func (h *Handler) HandleWorkStatus(ctx context.Context, e events.Event) error {
 	if !h.recordWork(st, events.Type(e.Type()) == events.TypeWorkDeleted) {
 		return nil
 	}
+	h.reservationRunning(st)
 	if _, placed := h.placements[st.Key]; !placed {
 		return nil
 	}

@@ -1,0 +1,110 @@
+package schedulerd
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+)
+
+func capacityOf(t *testing.T, h *Handler, cluster, cpuAllocated string, at time.Time) {
+	t.Helper()
+	c := events.ClusterCapacity{Cluster: cluster, Nodes: 1, ReadyNodes: 1,
+		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourcePods: resource.MustParse("110")},
+		Allocated:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuAllocated)}, ObservedAt: at}
+	if err := h.Handle(context.Background(), ev(t, events.TypeClusterCapacityReported, c)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func dynamicBinding(name string, replicas int32, rev int64) events.Binding {
+	spec := &policy.PropagationSpec{Placement: policy.Placement{
+		ClusterAffinity: &policy.ClusterAffinity{ClusterNames: []string{"cluster1", "cluster2"}},
+		ReplicaScheduling: &policy.ReplicaSchedulingStrategy{ReplicaSchedulingType: "Divided", ReplicaDivisionPreference: "Weighted",
+			WeightPreference: &policy.ClusterPreferences{DynamicWeight: "AvailableReplicas"}}}}
+	return events.Binding{Key: events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: name}, APIVersion: "apps/v1",
+		Generation: rev, Revision: rev, Replicas: replicas, Spec: spec,
+		ReplicaRequirements: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+}
+
+func TestPlacedReplicasCountAgainstACapacityTheMemberHasNotReportedYet(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2")
+	capacityOf(t, h, "cluster1", "0", clk.t)
+	capacityOf(t, h, "cluster2", "0", clk.t)
+	ctx := context.Background()
+	latest := func(name string) events.PlacementDecision {
+		var out events.PlacementDecision
+		for _, p := range placements(rec) {
+			if p.Key.Name == name {
+				out = p
+			}
+		}
+		return out
+	}
+	// Each cluster has room for 10 replicas of 100m: 20 in all.
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, dynamicBinding("a", 15, 1))); err != nil {
+		t.Fatal(err)
+	}
+	a := latest("a")
+	if !a.Scheduled {
+		t.Fatalf("a (15 of 20 free) must be placed: %+v", a)
+	}
+	// Before the members report a's replicas, b must not get the same capacity.
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, dynamicBinding("b", 15, 1))); err != nil {
+		t.Fatal(err)
+	}
+	if b := latest("b"); b.Scheduled {
+		t.Fatalf("b (15) must not fit in the 5 replicas a left: placed %s", targetsOf(b))
+	}
+	// executord reports a running; the members' next capacity reports include it.
+	clk.advance(5 * time.Second)
+	for _, c := range a.Clusters {
+		st := events.WorkStatus{Key: a.Key, Cluster: c.Name, Generation: 1, Replicas: c.Replicas, AvailableReplicas: c.Replicas, ReadyReplicas: c.Replicas, Health: events.WorkHealthy, UpdatedAt: clk.t}
+		if err := h.Handle(ctx, ev(t, events.TypeWorkStatusChanged, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.advance(5 * time.Second)
+	for _, c := range a.Clusters {
+		capacityOf(t, h, c.Name, resource.NewMilliQuantity(int64(c.Replicas)*100, resource.DecimalSI).String(), clk.t)
+	}
+	if n := len(h.reserved["cluster1"]) + len(h.reserved["cluster2"]); n != 0 {
+		t.Fatalf("the reports cover a's replicas: its reservations must be released, %d left", n)
+	}
+	// Still no room for b: the capacity is now counted as allocated, not twice.
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, dynamicBinding("b", 5, 2))); err != nil {
+		t.Fatal(err)
+	}
+	if b := latest("b"); !b.Scheduled {
+		t.Fatalf("b scaled to the 5 free replicas must be placed once: %+v", b)
+	}
+}
+
+func TestAReservationExpiresWhenItsReplicasNeverStart(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
+	capacityOf(t, h, "cluster1", "0", clk.t)
+	capacityOf(t, h, "cluster2", "0", clk.t)
+	if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, dynamicBinding("a", 15, 1))); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.reserved["cluster1"])+len(h.reserved["cluster2"]) == 0 {
+		t.Fatal("placing a must reserve its replicas")
+	}
+	clk.advance(ReservationTTL - time.Second)
+	capacityOf(t, h, "cluster1", "0", clk.t)
+	if len(h.reserved["cluster1"]) == 0 {
+		t.Fatal("a report before the replicas run must not release the reservation")
+	}
+	clk.advance(2 * time.Second)
+	capacityOf(t, h, "cluster1", "0", clk.t)
+	if len(h.reserved["cluster1"])+len(h.reserved["cluster2"]) != 0 {
+		t.Fatal("a reservation older than ReservationTTL must be released")
+	}
+}
