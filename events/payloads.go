@@ -192,6 +192,13 @@ type Eviction struct {
 	// over", "purgeMode Directly").
 	PurgedAt    *time.Time `json:"purgedAt,omitempty"`
 	PurgeReason string     `json:"purgeReason,omitempty"`
+	// PreservedLabels: the policy's statePreservation values read from the
+	// evicted copy (aliasLabelName -> value, from the cluster's last
+	// WorkStatus.PreservedState); executord adds them as labels to the copies
+	// in clusters that are not in ClustersBeforeFailover (Karmada's
+	// StatefulFailoverInjection).
+	PreservedLabels        map[string]string `json:"preservedLabels,omitempty"`
+	ClustersBeforeFailover []string          `json:"clustersBeforeFailover,omitempty"`
 }
 
 // Kept reports whether executord must keep the evicted cluster's copy.
@@ -256,7 +263,12 @@ type WorkStatus struct {
 	// UnhealthySince: when executord first saw the object not Healthy in
 	// the current run of such observations; nil while Healthy or unknown.
 	UnhealthySince *time.Time `json:"unhealthySince,omitempty"`
-	CreatedAt      time.Time  `json:"createdAt"`
+	// PreservedState: the values of the template's failover
+	// statePreservation rules (aliasLabelName -> value), each rule's
+	// jsonPath evaluated against the member object's .status; only for
+	// templates whose policy has such rules.
+	PreservedState map[string]string `json:"preservedState,omitempty"`
+	CreatedAt      time.Time         `json:"createdAt"`
 	UpdatedAt      time.Time  `json:"updatedAt"`
 }
 
