@@ -269,7 +269,7 @@ type WorkStatus struct {
 	// templates whose policy has such rules.
 	PreservedState map[string]string `json:"preservedState,omitempty"`
 	CreatedAt      time.Time         `json:"createdAt"`
-	UpdatedAt      time.Time  `json:"updatedAt"`
+	UpdatedAt      time.Time         `json:"updatedAt"`
 }
 
 // ClusterHealth is healthd's view of a member's readiness.
