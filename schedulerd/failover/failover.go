@@ -29,6 +29,7 @@ package failover
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -221,6 +222,17 @@ func evictionDue(in Input, fo policy.FailoverBehavior, tc events.TargetCluster) 
 	evict := func(reason, mode string, grace int32, msg string) *events.Eviction {
 		e := &events.Eviction{Cluster: tc.Name, Reason: reason, Message: msg, PurgeMode: mode,
 			GracePeriodSeconds: grace, Replicas: tc.Replicas, EvictedAt: in.Now}
+		if preserves(fo, reason) {
+			// statePreservation (Karmada's StatefulFailoverInjection): the
+			// evicted copy's values travel to the new copies as labels.
+			if st, ok := in.Work[tc.Name]; ok && len(st.PreservedState) > 0 {
+				e.PreservedLabels = maps.Clone(st.PreservedState)
+			}
+			for _, c := range in.Placement.Clusters {
+				e.ClustersBeforeFailover = append(e.ClustersBeforeFailover, c.Name)
+			}
+			sort.Strings(e.ClustersBeforeFailover)
+		}
 		if mode == events.PurgeDirectly {
 			at := in.Now
 			e.PurgedAt, e.PurgeReason = &at, PurgedDirectly
@@ -311,6 +323,15 @@ func evictionDue(in Input, fo policy.FailoverBehavior, tc events.TargetCluster) 
 	}
 	later(deadline)
 	return nil, next
+}
+
+// preserves: the failover behaviour that evicts for reason has
+// statePreservation rules.
+func preserves(fo policy.FailoverBehavior, reason string) bool {
+	if reason == events.EvictApplicationFailure {
+		return fo.Application != nil && fo.Application.StatePreservation != nil && len(fo.Application.StatePreservation.Rules) > 0
+	}
+	return fo.Cluster != nil && fo.Cluster.StatePreservation != nil && len(fo.Cluster.StatePreservation.Rules) > 0
 }
 
 // unhealthySince: since when the template has been unhealthy in the cluster

@@ -310,3 +310,29 @@ func TestEvaluateIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestStatePreservationTravelsWithTheEviction(t *testing.T) {
+	fo := seed000()
+	fo.Application.StatePreservation = &policy.StatePreservation{Rules: []policy.StatePreservationRule{{AliasLabelName: "failover.example.io/revision", JSONPath: "{.updateRevision}"}}}
+	in := divided222(fo)
+	in.Now = t0.Add(secs(60))
+	in.Health["cluster1"] = &events.ClusterHealth{State: "Unreachable", Since: t0}
+	in.Work["cluster1"] = events.WorkStatus{Cluster: "cluster1", PreservedState: map[string]string{"failover.example.io/revision": "web-7d9f"}}
+	v := Evaluate(in)
+	if len(v.Evict) != 1 {
+		t.Fatalf("want cluster1 evicted, got %+v", v.Evict)
+	}
+	e := v.Evict[0]
+	if e.PreservedLabels["failover.example.io/revision"] != "web-7d9f" || strings.Join(e.ClustersBeforeFailover, ",") != "cluster1,cluster2,cluster3" {
+		t.Fatalf("the eviction must carry the preserved state and the clusters before failover: %+v", e)
+	}
+	t.Run("without statePreservation rules nothing is carried", func(t *testing.T) {
+		in := divided222(seed000())
+		in.Now = t0.Add(secs(60))
+		in.Health["cluster1"] = &events.ClusterHealth{State: "Unreachable", Since: t0}
+		in.Work["cluster1"] = events.WorkStatus{Cluster: "cluster1", PreservedState: map[string]string{"a": "b"}}
+		if e := Evaluate(in).Evict[0]; e.PreservedLabels != nil || e.ClustersBeforeFailover != nil {
+			t.Fatalf("want nothing carried: %+v", e)
+		}
+	})
+}
