@@ -250,11 +250,17 @@ func divideDynamic(aggregated bool, cands []candidate, desired int64, previous [
 	}
 	// Stable: equal weights keep candidate order (Karmada's insertion sort
 	// for up to 12 clusters; beyond that Karmada's order of ties is
-	// pdqsort's, which only matters for Aggregated truncation).
+	// pdqsort's, which only matters for Aggregated truncation). Without
+	// truncation the order of weights taken from the candidates (distinct
+	// clusters) changes nothing: Webster's seats follow from a total order
+	// on (priority, seats, name). The current replicas of a scale-down may
+	// name a cluster twice, and keep the sort.
 	if sc == nil {
 		sc = new(scratch)
 	}
-	sortByWeightDesc(weights, &sc.packed, &sc.tmp)
+	if aggregated || mode == "scale-down" {
+		sortByWeightDesc(weights, &sc.packed, &sc.tmp)
+	}
 	var sum int64
 	for _, w := range weights {
 		sum += w.weight

@@ -130,21 +130,21 @@ func New(p framework.Profile) *Scheduler {
 // scratch (sync.Pool does at the second garbage collection) or the next
 // call overwrites them, which costs less than clearing them every call.
 type scratch struct {
-	view     []*framework.ClusterInfo // the clusters, sorted by name
-	feasible []*framework.ClusterInfo
-	cands    []candidate
-	prepared []*framework.Status // per prepare plugin
-	filters  []int               // filters in force for the request
-	raw      []int64             // one score plugin's scores
-	failed   []diagnosed
-	lastDiag []lastDiagnosis // per filter plugin
-	keys     []orderKey
-	packed   []uint64
-	tmp      []party
-	at       []int32
-	sorted   []candidate
-	parts    []party
-	heap     websterHeap
+	view          []*framework.ClusterInfo // the clusters, sorted by name
+	feasible      []*framework.ClusterInfo
+	cands         []candidate
+	prepared      []*framework.Status // per prepare plugin
+	filterPlugins []indexedFilter     // filters in force for the request
+	raw           []int64             // one score plugin's scores
+	failed        []diagnosed
+	lastDiag      []lastDiagnosis // per filter plugin
+	keys          []orderKey
+	packed        []uint64
+	tmp           []party
+	at            []int32
+	sorted        []candidate
+	parts         []party
+	heap          websterHeap
 }
 
 type diagnosed struct {
@@ -240,7 +240,9 @@ func (s *Scheduler) scheduleTerm(in *Input, pl *policy.Placement, term int, sc *
 	cands := s.score(req, feasible, sc, &res)
 	if capacityMatters(req, strategy) {
 		estimateCapacity(req, cands)
-		cands = orderCandidates(cands, sc)
+		if orderMatters(req, strategy) {
+			cands = orderCandidates(cands, sc)
+		}
 	}
 
 	selected, err := selectClusters(req, strategy, cands, &res.Warnings)
@@ -338,56 +340,29 @@ func skipped(sc *scratch, i int) bool {
 // The feasible clusters come out in name order.
 func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*framework.ClusterInfo {
 	failedPrepare := s.prepare(req, sc)
-	sc.filters = sc.filters[:0]
-	for i := range s.profile.Filters {
+	filters := sc.filterPlugins[:0]
+	for i, f := range s.profile.Filters {
 		if !skipped(sc, s.filterPrep[i]) {
-			sc.filters = append(sc.filters, i)
+			filters = append(filters, indexedFilter{f, i})
 		}
 	}
-	// Most filtered clusters fail one plugin for one shared reason: they
-	// get one shared diagnosis slice instead of a string and a slice each.
-	type reasonKey struct {
-		plugin int
-		reason string
-	}
-	var shared map[reasonKey][]string
-	last := sc.lastDiag[:0]
+	sc.filterPlugins = filters
+	d := diagnoser{names: s.profile.Filters, last: sc.lastDiag[:0]}
 	for range s.profile.Filters {
-		last = append(last, lastDiagnosis{})
-	}
-	sc.lastDiag = last
-	diagnosis := func(pi int, reason string) []string {
-		if l := &last[pi]; l.d != nil && l.reason == reason {
-			return l.d
-		}
-		k := reasonKey{pi, reason}
-		d, ok := shared[k]
-		if !ok {
-			if shared == nil {
-				shared = make(map[reasonKey][]string)
-			}
-			d = []string{s.profile.Filters[pi].Name() + ": " + reason}
-			shared[k] = d
-		}
-		last[pi] = lastDiagnosis{reason, d}
-		return d
+		d.last = append(d.last, lastDiagnosis{})
 	}
 	feasible := sc.feasible[:0]
 	failed := sc.failed[:0]
-	filters := s.profile.Filters
 	for _, c := range sc.view {
 		var reasons []string
-		for _, pi := range sc.filters {
-			st := filters[pi].Filter(req, c)
-			if st.IsSuccess() {
-				continue
+		for _, f := range filters {
+			if st := f.p.Filter(req, c); !st.IsSuccess() {
+				reasons = d.add(reasons, f.i, st)
 			}
-			if len(st.Reasons) == 0 {
-				reasons = addReason(reasons, diagnosis(pi, st.Code.String()))
-			}
-			for _, r := range st.Reasons {
-				reasons = addReason(reasons, diagnosis(pi, r))
-			}
+		}
+		if failedPrepare == nil && reasons == nil {
+			feasible = append(feasible, c)
+			continue
 		}
 		for _, r := range failedPrepare {
 			reasons = addReason(reasons, []string{r})
@@ -405,9 +380,59 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 			res.Diagnosis[f.cluster] = f.reasons
 		}
 	}
-	clear(last)
+	clear(d.last)
+	sc.lastDiag = d.last
 	sc.feasible, sc.failed = feasible, failed[:0]
 	return feasible
+}
+
+// indexedFilter is a filter plugin in force and its index in the profile.
+type indexedFilter struct {
+	p framework.FilterPlugin
+	i int
+}
+
+// diagnoser turns filter statuses into diagnosis lines. Most filtered
+// clusters fail one plugin for one shared reason: they get one shared
+// diagnosis slice instead of a string and a slice each.
+type diagnoser struct {
+	names  []framework.FilterPlugin
+	last   []lastDiagnosis // per filter plugin
+	shared map[reasonKey][]string
+}
+
+type reasonKey struct {
+	plugin int
+	reason string
+}
+
+// add appends the diagnosis of plugin pi's failed status to reasons.
+func (d *diagnoser) add(reasons []string, pi int, st *framework.Status) []string {
+	if len(st.Reasons) == 0 {
+		return addReason(reasons, d.line(pi, st.Code.String()))
+	}
+	for _, r := range st.Reasons {
+		reasons = addReason(reasons, d.line(pi, r))
+	}
+	return reasons
+}
+
+// line is the shared one-line diagnosis "<Plugin>: <reason>".
+func (d *diagnoser) line(pi int, reason string) []string {
+	if l := &d.last[pi]; l.d != nil && l.reason == reason {
+		return l.d
+	}
+	k := reasonKey{pi, reason}
+	line, ok := d.shared[k]
+	if !ok {
+		if d.shared == nil {
+			d.shared = make(map[reasonKey][]string)
+		}
+		line = []string{d.names[pi].Name() + ": " + reason}
+		d.shared[k] = line
+	}
+	d.last[pi] = lastDiagnosis{reason, line}
+	return line
 }
 
 // addReason appends a one-element diagnosis to reasons. The first one is
@@ -508,6 +533,16 @@ func capacityMatters(req *framework.Request, strategy policy.StrategyKind) bool 
 		return true
 	}
 	return false
+}
+
+// orderMatters reports whether the candidate order can change the result
+// of a strategy capacityMatters is true for. DynamicWeight without spread
+// constraints and overflow tiers divides with Webster, whose seats follow
+// from a total order on (priority, seats, name) whatever order the
+// parties come in, and explains the division by name or in totals: the
+// sort is skipped for it.
+func orderMatters(req *framework.Request, strategy policy.StrategyKind) bool {
+	return strategy != policy.StrategyDynamicWeight || len(req.Affinities) > 1 || len(req.Placement.SpreadConstraints) > 0
 }
 
 func estimateCapacity(req *framework.Request, cands []candidate) {

@@ -140,21 +140,25 @@ func before(a, b *heapItem) bool {
 	return a.tie < b.tie
 }
 
+// down moves items[i] down to its place: the children that win are moved
+// up one level each and the item is written once, where it stops (the
+// same moves as swapping it down, with half the copying).
 func down(items []heapItem, i int) {
 	n := len(items)
+	it := items[i]
 	for {
-		best := i
-		l, r := 2*i+1, 2*i+2
-		if l < n && before(&items[l], &items[best]) {
-			best = l
+		best := 2*i + 1
+		if best >= n {
+			break
 		}
-		if r < n && before(&items[r], &items[best]) {
+		if r := best + 1; r < n && before(&items[r], &items[best]) {
 			best = r
 		}
-		if best == i {
-			return
+		if !before(&items[best], &it) {
+			break
 		}
-		items[i], items[best] = items[best], items[i]
+		items[i] = items[best]
 		i = best
 	}
+	items[i] = it
 }
