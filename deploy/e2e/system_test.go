@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +71,7 @@ func (s *system) start(name string, args ...string) {
 	if daemon == "healthd" || daemon == "executord" {
 		full = append(full, "--credentials-key", filepath.Join(s.dir, "credentials.key"))
 	}
-	if daemon == "healthd" {
+	if daemon == "healthd" && !slices.Contains(args, "--probe-interval") {
 		full = append(full, "--probe-interval", "1s")
 	}
 	if daemon == "executord" {
