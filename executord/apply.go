@@ -26,6 +26,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/executord/render"
 )
 
@@ -212,6 +213,10 @@ type unit struct {
 	generation int64
 	revision   int64
 	binding    *events.Binding
+	// placement is set for the placed template itself (nil for a
+	// dependency): its evictions' preserved labels are injected, and its
+	// policy's statePreservation rules are read from the member object.
+	placement *events.PlacementDecision
 }
 
 // apply renders and applies one placed template and its dependencies.
@@ -220,7 +225,7 @@ type unit struct {
 // the manifest is current.
 func (w *worker) apply(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32, repair string) error {
 	b := p.Binding
-	u := unit{key: p.Key, template: b.Template, generation: p.Generation, revision: p.BindingRevision, binding: b}
+	u := unit{key: p.Key, template: b.Template, generation: p.Generation, revision: p.BindingRevision, binding: b, placement: &p}
 	if b.Replicas > 0 {
 		u.replicas = &replicas
 	}
@@ -285,11 +290,26 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 	if u.replicas != nil {
 		status.Replicas = *u.replicas
 	}
+	var rules []policy.StatePreservationRule
+	if u.placement != nil {
+		rules = preservationRules(b)
+	}
+	if len(rules) > 0 {
+		// Until the member object is read again, the values last read
+		// stand: a failed render or apply says nothing new about them, and
+		// schedulerd takes an evicted cluster's values from its last status.
+		status.PreservedState = w.work[u.key].PreservedState
+	}
 	manifest, applied, err := render.Render(tpl, render.Cluster{Name: w.name, Labels: w.reg.Labels, Spec: w.reg.Spec}, b.Overrides, u.replicas)
 	status.AppliedOverrides = applied
 	if err != nil {
 		status.Phase, status.Message = events.WorkFailed, err.Error()
 		return w.publish(ctx, cause, status)
+	}
+	if u.placement != nil {
+		// After the overrides, before the hash: new labels are a new
+		// manifest (applied, and checked for drift like any other field).
+		manifest = InjectPreservedLabels(manifest, *u.placement, w.name)
 	}
 	obj := &unstructured.Unstructured{Object: manifest}
 	hash := manifestHash(manifest)
@@ -322,7 +342,7 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 			return w.publish(ctx, cause, status)
 		}
 		if current.GetAnnotations()[AnnotationAppliedHash] == hash && repair == "" {
-			return w.publishObserved(ctx, cause, status, current) // already holds this manifest
+			return w.publishObserved(ctx, cause, status, current, rules) // already holds this manifest
 		}
 	case apierrors.IsNotFound(err):
 	default:
@@ -344,7 +364,7 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 		w.log.Info("drift repaired", zap.String("workload", u.key.String()), zap.String("field", repair))
 		status.Message = "drift repaired: " + repair + " was changed in the member"
 	}
-	return w.publishObserved(ctx, cause, status, out)
+	return w.publishObserved(ctx, cause, status, out, rules)
 }
 
 func overwrite(b *events.Binding) bool {
@@ -368,9 +388,10 @@ func (w *worker) applyError(ctx context.Context, cause events.Event, status even
 }
 
 // publishObserved publishes status with what the member object says: phase,
-// replicas and health. UnhealthySince carries on from the last status of
-// the key (see unhealthySince).
-func (w *worker) publishObserved(ctx context.Context, cause events.Event, status events.WorkStatus, obj *unstructured.Unstructured) error {
+// replicas, health and the values of the template's statePreservation
+// rules (none without rules). UnhealthySince carries on from the last
+// status of the key (see unhealthySince).
+func (w *worker) publishObserved(ctx context.Context, cause events.Event, status events.WorkStatus, obj *unstructured.Unstructured, rules []policy.StatePreservationRule) error {
 	h := Interpret(obj)
 	status.Phase, status.ReadyReplicas, status.ObservedGeneration = h.Phase, h.ReadyReplicas, h.ObservedGeneration
 	if h.Message != "" || h.Phase == events.WorkFailed {
@@ -381,6 +402,11 @@ func (w *worker) publishObserved(ctx context.Context, cause events.Event, status
 	}
 	status.Health, status.AvailableReplicas, status.UnavailableReplicas = h.Verdict, h.AvailableReplicas, h.UnavailableReplicas
 	status.UnhealthySince = unhealthySince(w.work[status.Key], h.Verdict, w.d.now())
+	var bad []*RuleError
+	status.PreservedState, bad = PreservedState(obj, rules)
+	for _, e := range bad {
+		w.d.logBadRule(status.Key, e)
+	}
 	return w.publish(ctx, cause, status)
 }
 
@@ -591,7 +617,7 @@ func (w *worker) resync(ctx context.Context) {
 			err := w.apply(ctx, events.Event{}, p, replicas, drift)
 			_ = w.settle(ctx, events.Event{}, it.key, fateApply, p.Generation, p.BindingRevision, err)
 		case err == nil && st.Phase != events.WorkFailed:
-			_ = w.publishObserved(ctx, events.Event{}, st, cur)
+			_ = w.publishObserved(ctx, events.Event{}, st, cur, preservationRules(p.Binding))
 		}
 		w.mu.Unlock()
 	}

@@ -43,6 +43,10 @@ type Daemon struct {
 	workers map[string]*worker
 	regGen  map[string]int64
 	work    map[string][]events.WorkStatus // rebuilt work records by cluster
+
+	// badPaths are the statePreservation jsonPaths already logged as not
+	// parsing (every status publication meets them again).
+	badPaths sync.Map
 }
 
 // MembersConsumer follows registrations in push mode.
@@ -73,6 +77,16 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 }
 
 func (d *Daemon) now() time.Time { return d.deps.Clock() }
+
+// logBadRule logs, once per path and daemon, a statePreservation rule
+// whose jsonPath does not parse (its value is left out of work statuses).
+func (d *Daemon) logBadRule(key events.ObjectKey, e *RuleError) {
+	if _, logged := d.badPaths.LoadOrStore(e.Rule.JSONPath, true); logged {
+		return
+	}
+	d.deps.Log.Warn("statePreservation jsonPath does not parse, its value is left out", zap.String("workload", key.String()),
+		zap.String("alias", e.Rule.AliasLabelName), zap.String("json_path", e.Rule.JSONPath), zap.Error(e.Err))
+}
 
 func natsbusSpec(cluster string) natsbus.ConsumerSpec {
 	return natsbus.ConsumerSpec{Name: ConsumerFor(cluster), Stream: events.StreamPlacement, Subjects: []string{events.AllPlacements}, StartLastPerSubject: true}

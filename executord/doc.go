@@ -12,6 +12,13 @@
 // backoff until it is carried out or a later placement decides otherwise;
 // the placement is acknowledged, never dead-lettered (held.go).
 //
+// Failover statePreservation (Karmada's StatefulFailoverInjection,
+// preserve.go): each work status of a template whose policy has
+// statePreservation rules carries the rules' values read from the member
+// object's status (PreservedState); a copy applied in a cluster that did
+// not run the template before a failover gets the evictions' preserved
+// values as labels (InjectPreservedLabels).
+//
 //	Consumes  io.flotilla.placement.decided|removed.v1 (FLOTILLA_PLACEMENT, consumer executord-<cluster>)
 //	          io.flotilla.cluster.registered|deregistered.v1 (push mode: FLOTILLA_POLICY, consumer executord-members)
 //	Produces  io.flotilla.work.status.changed.v1, io.flotilla.work.deleted.v1 (FLOTILLA_WORK)
