@@ -103,7 +103,7 @@ func resultHash(r Result) string {
 // depend on how math/rand maps numbers to ranges.
 type gen struct{ r *rand.PCG }
 
-func (g gen) n(k int) int   { return int(g.r.Uint64() % uint64(k)) }
+func (g gen) n(k int) int    { return int(g.r.Uint64() % uint64(k)) }
 func (g gen) one(k int) bool { return g.n(k) == 0 }
 func (g gen) pick(ss ...string) string {
 	return ss[g.n(len(ss))]

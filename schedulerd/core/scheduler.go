@@ -135,6 +135,8 @@ type scratch struct {
 	cands         []candidate
 	prepared      []*framework.Status // per prepare plugin
 	filterPlugins []indexedFilter     // filters in force for the request
+	reasons       [][]string          // per cluster of view
+	statuses      []*framework.Status // per cluster of view
 	raw           []int64             // one score plugin's scores
 	failed        []diagnosed
 	lastDiag      []lastDiagnosis // per filter plugin
@@ -277,6 +279,7 @@ func newRequest(in *Input, pl *policy.Placement, term int) *framework.Request {
 	b := &in.Binding
 	req := &framework.Request{
 		Binding:   b,
+		Snapshot:  in.Snapshot,
 		Placement: pl,
 		Workload:  b.Replicas > 0 || len(b.ReplicaRequirements) > 0,
 	}
@@ -343,7 +346,8 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 	filters := sc.filterPlugins[:0]
 	for i, f := range s.profile.Filters {
 		if !skipped(sc, s.filterPrep[i]) {
-			filters = append(filters, indexedFilter{f, i})
+			batch, _ := f.(framework.BatchFilterPlugin)
+			filters = append(filters, indexedFilter{f, batch, i})
 		}
 	}
 	sc.filterPlugins = filters
@@ -351,27 +355,41 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 	for range s.profile.Filters {
 		d.last = append(d.last, lastDiagnosis{})
 	}
-	feasible := sc.feasible[:0]
-	failed := sc.failed[:0]
-	for _, c := range sc.view {
-		var reasons []string
-		for _, f := range filters {
-			if st := f.p.Filter(req, c); !st.IsSuccess() {
-				reasons = d.add(reasons, f.i, st)
+	// Plugin by plugin, each over every cluster (one call per plugin
+	// when it can answer in a batch); each cluster's reasons still come
+	// in plugin order.
+	view := sc.view
+	reasons := slices.Grow(sc.reasons[:0], len(view))[:len(view)]
+	clear(reasons)
+	statuses := slices.Grow(sc.statuses[:0], len(view))[:len(view)]
+	for _, f := range filters {
+		clear(statuses)
+		if f.batch != nil {
+			f.batch.FilterAll(req, view, statuses)
+		} else {
+			for i, c := range view {
+				statuses[i] = f.p.Filter(req, c)
 			}
 		}
-		if failedPrepare == nil && reasons == nil {
-			feasible = append(feasible, c)
-			continue
+		for i, st := range statuses {
+			if !st.IsSuccess() {
+				reasons[i] = d.add(reasons[i], f.i, st)
+			}
 		}
+	}
+	sc.reasons, sc.statuses = reasons, statuses
+	feasible := sc.feasible[:0]
+	failed := sc.failed[:0]
+	for i, c := range view {
+		rs := reasons[i]
 		for _, r := range failedPrepare {
-			reasons = addReason(reasons, []string{r})
+			rs = addReason(rs, []string{r})
 		}
-		if len(reasons) == 0 {
+		if len(rs) == 0 {
 			feasible = append(feasible, c)
 			continue
 		}
-		failed = append(failed, diagnosed{c.Name, reasons})
+		failed = append(failed, diagnosed{c.Name, rs})
 	}
 	if len(failed) > 0 {
 		// Built once at its final size: growing it showed in profiles.
@@ -388,8 +406,9 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 
 // indexedFilter is a filter plugin in force and its index in the profile.
 type indexedFilter struct {
-	p framework.FilterPlugin
-	i int
+	p     framework.FilterPlugin
+	batch framework.BatchFilterPlugin // p, when it is one
+	i     int
 }
 
 // diagnoser turns filter statuses into diagnosis lines. Most filtered
@@ -506,11 +525,20 @@ func (s *Scheduler) score(req *framework.Request, feasible []*framework.ClusterI
 		}
 		sc.raw = raw
 	}
-	res.Scores = make(map[string]int64, n)
 	res.Feasible = make([]string, n)
+	scores := slices.Grow(sc.raw[:0], n)[:n]
 	for i, c := range feasible {
-		res.Scores[c.Name] = cands[i].score
 		res.Feasible[i] = c.Name
+		scores[i] = cands[i].score
+	}
+	sc.raw = scores
+	if snap := req.Snapshot; snap != nil {
+		res.Scores = snap.ScoreMap(feasible, scores)
+	} else {
+		res.Scores = make(map[string]int64, n)
+		for i, c := range feasible {
+			res.Scores[c.Name] = scores[i]
+		}
 	}
 	sc.cands = cands
 	return cands

@@ -15,6 +15,16 @@ type FilterPlugin interface {
 	Filter(req *Request, c *ClusterInfo) *Status
 }
 
+// BatchFilterPlugin is optional for filter plugins: FilterAll answers for
+// every cluster of a decision in one call, statuses[i] being what
+// Filter(req, clusters[i]) returns (statuses comes zeroed: nil is
+// Success). It spares the scheduler a dynamic call per cluster and plugin;
+// its answers must be exactly Filter's.
+type BatchFilterPlugin interface {
+	FilterPlugin
+	FilterAll(req *Request, clusters []*ClusterInfo, statuses []*Status)
+}
+
 // ScorePlugin ranks a feasible cluster. Scores of all score plugins are
 // added up; higher is better. A non-success status drops the score plugin's
 // contribution for that cluster (it never filters). Score must be safe for

@@ -12,6 +12,10 @@ import (
 // concurrent use; plugins themselves are shared and must be stateless.
 type Request struct {
 	Binding *events.Binding
+	// Snapshot is the decision's clusters when it runs on a Snapshot
+	// (nil otherwise): Prepare may look at the clusters as a whole, e.g.
+	// to skip a plugin no cluster gives anything to.
+	Snapshot *Snapshot
 	// Placement is the binding's placement (the zero Placement when the
 	// binding has no spec); never nil.
 	Placement *policy.Placement

@@ -1,6 +1,7 @@
 package framework
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -18,11 +19,15 @@ import (
 type Snapshot struct {
 	clusters []ClusterInfo
 	view     []*ClusterInfo // &clusters[i]
+	priced   bool           // some cluster has prices
 
-	// matches caches, per distinct affinity (Affinity.cacheKey), which
+	// matches caches, per distinct affinity (Affinity.appendKey), which
 	// clusters it matches: see Bind.
 	mu      sync.RWMutex
 	matches map[string][]uint64
+
+	zerosOnce sync.Once
+	zeros     map[string]int64 // every cluster -> 0, for ScoreMap
 }
 
 type derived struct {
@@ -92,6 +97,7 @@ func NewSnapshot(clusters []ClusterInfo) *Snapshot {
 		}
 		d.free = frees[start:len(frees):len(frees)]
 		d.prices, d.priced = pricesOf(c)
+		s.priced = s.priced || d.priced
 		c.derived = d
 	}
 	return s
@@ -105,6 +111,9 @@ func (s *Snapshot) Clusters() []ClusterInfo {
 	}
 	return s.clusters
 }
+
+// Priced reports whether any cluster has prices (ClusterInfo.Prices).
+func (s *Snapshot) Priced() bool { return s != nil && s.priced }
 
 // View returns pointers to the clusters, sorted by name, as a
 // decision walks them. The slice is the snapshot's own: read it, do not
@@ -155,6 +164,60 @@ func (s *Snapshot) Bind(a *Affinity) {
 		s.mu.Unlock()
 	}
 	a.snap, a.bits = s, bits
+}
+
+// ScoreMap returns a new map from the name of each of clusters to the
+// score at the same index. When clusters are most of this snapshot's, in
+// its order, the map starts as a copy of one made once with every
+// cluster at 0 (copying a map costs far less than inserting every name),
+// from which the others are deleted; otherwise the names are inserted.
+func (s *Snapshot) ScoreMap(clusters []*ClusterInfo, scores []int64) map[string]int64 {
+	n, f := len(s.Clusters()), len(clusters)
+	nonZero := 0
+	for _, v := range scores[:f] {
+		if v != 0 {
+			nonZero++
+		}
+	}
+	// Rough costs, in map operations: a copy is worth about a tenth of
+	// an insert per cluster, deleting and updating about one.
+	if f == 0 || 10*(n-f+nonZero)+n >= 10*f {
+		return insertScores(clusters, scores)
+	}
+	s.zerosOnce.Do(func() {
+		s.zeros = make(map[string]int64, n)
+		for i := range s.clusters {
+			s.zeros[s.clusters[i].Name] = 0
+		}
+	})
+	m := maps.Clone(s.zeros)
+	j := 0
+	for i := range s.clusters {
+		if j < f && clusters[j] == &s.clusters[i] {
+			j++
+			continue
+		}
+		delete(m, s.clusters[i].Name)
+	}
+	if j != f || len(m) != f {
+		return insertScores(clusters, scores) // not this snapshot's clusters, in order
+	}
+	if nonZero > 0 {
+		for k, c := range clusters {
+			if v := scores[k]; v != 0 {
+				m[c.Name] = v
+			}
+		}
+	}
+	return m
+}
+
+func insertScores(clusters []*ClusterInfo, scores []int64) map[string]int64 {
+	m := make(map[string]int64, len(clusters))
+	for k, c := range clusters {
+		m[c.Name] = scores[k]
+	}
+	return m
 }
 
 // Len is the number of clusters.

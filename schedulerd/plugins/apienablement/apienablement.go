@@ -25,6 +25,15 @@ func New() APIEnablement { return APIEnablement{} }
 // Name implements framework.Plugin.
 func (APIEnablement) Name() string { return Name }
 
+// FilterAll implements framework.BatchFilterPlugin.
+func (p APIEnablement) FilterAll(req *framework.Request, clusters []*framework.ClusterInfo, statuses []*framework.Status) {
+	for i, c := range clusters {
+		if c.APIEnablements != nil {
+			statuses[i] = p.Filter(req, c)
+		}
+	}
+}
+
 // Filter implements framework.FilterPlugin.
 func (APIEnablement) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
 	if c.APIEnablements == nil || req.InPrevious(c.Name) {

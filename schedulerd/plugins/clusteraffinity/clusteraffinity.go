@@ -25,6 +25,16 @@ func New() ClusterAffinity { return ClusterAffinity{} }
 // Name implements framework.Plugin.
 func (ClusterAffinity) Name() string { return Name }
 
+// FilterAll implements framework.BatchFilterPlugin.
+func (p ClusterAffinity) FilterAll(req *framework.Request, clusters []*framework.ClusterInfo, statuses []*framework.Status) {
+	if len(req.Affinities) == 0 {
+		return
+	}
+	for i, c := range clusters {
+		statuses[i] = p.Filter(req, c)
+	}
+}
+
 // Filter implements framework.FilterPlugin.
 func (ClusterAffinity) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
 	if len(req.Affinities) == 0 || req.Affinities[0].Matches(c) {

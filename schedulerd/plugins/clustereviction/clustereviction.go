@@ -29,6 +29,13 @@ func (ClusterEviction) Prepare(req *framework.Request) *framework.Status {
 	return nil
 }
 
+// FilterAll implements framework.BatchFilterPlugin.
+func (p ClusterEviction) FilterAll(req *framework.Request, clusters []*framework.ClusterInfo, statuses []*framework.Status) {
+	for i, c := range clusters {
+		statuses[i] = p.Filter(req, c)
+	}
+}
+
 // Filter implements framework.FilterPlugin.
 func (ClusterEviction) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
 	if req.IsEvicted(c.Name) {

@@ -31,8 +31,13 @@ func New() Cost { return Cost{} }
 // Name implements framework.Plugin.
 func (Cost) Name() string { return Name }
 
-// Prepare implements framework.PreparePlugin: it reads the cost model once.
+// Prepare implements framework.PreparePlugin: it reads the cost model
+// once. On a snapshot without any priced cluster every cluster would score
+// 0: the plugin is skipped.
 func (Cost) Prepare(req *framework.Request) *framework.Status {
+	if req.Snapshot != nil && !req.Snapshot.Priced() {
+		return framework.Skipped()
+	}
 	rc := framework.NewReplicaCost(req.Binding, req.Placement)
 	req.SetState(Name, rc)
 	return nil

@@ -37,6 +37,13 @@ func (SpreadConstraint) Prepare(req *framework.Request) *framework.Status {
 	return framework.Skipped()
 }
 
+// FilterAll implements framework.BatchFilterPlugin.
+func (p SpreadConstraint) FilterAll(req *framework.Request, clusters []*framework.ClusterInfo, statuses []*framework.Status) {
+	for i, c := range clusters {
+		statuses[i] = p.Filter(req, c)
+	}
+}
+
 // Filter implements framework.FilterPlugin.
 func (SpreadConstraint) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
 	for _, sc := range req.Placement.SpreadConstraints {

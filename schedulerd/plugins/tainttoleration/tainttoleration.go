@@ -61,6 +61,15 @@ func (sc *statusCache) unfit(t *corev1.Taint) *framework.Status {
 	return st
 }
 
+// FilterAll implements framework.BatchFilterPlugin.
+func (p TaintToleration) FilterAll(req *framework.Request, clusters []*framework.ClusterInfo, statuses []*framework.Status) {
+	for i, c := range clusters {
+		if len(c.Spec.Taints) > 0 {
+			statuses[i] = p.Filter(req, c)
+		}
+	}
+}
+
 // Filter implements framework.FilterPlugin.
 func (TaintToleration) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
 	if len(c.Spec.Taints) == 0 || req.InPrevious(c.Name) {
