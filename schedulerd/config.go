@@ -20,7 +20,7 @@ var DefaultEvictionLimit = EvictionLimit{PerSecond: 20, Burst: 100}
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{Instance: "0", Evictions: DefaultEvictionLimit, FailoverTick: time.Second}
+	return Config{Instance: "0", Evictions: DefaultEvictionLimit, FailoverTick: 250 * time.Millisecond}
 }
 
 // Validate returns every problem, with field names.

@@ -88,7 +88,7 @@ func (h *Handler) recordWork(st events.WorkStatus, deleted bool) bool {
 }
 
 // Tick evaluates the templates whose toleration, grace period or deferred
-// eviction is due. The daemon calls it every second; tests call it with
+// eviction is due. The daemon calls it every --failover-tick (250 ms); tests call it with
 // the handler's clock moved on.
 func (h *Handler) Tick(ctx context.Context) error {
 	h.mu.Lock()
