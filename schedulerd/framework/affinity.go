@@ -199,10 +199,9 @@ func (r *labelRequirement) hasValue(v string) bool {
 // All criteria are ANDed, so checking the pre-parsed label selector apart
 // from the rest gives the same answer as Matches on the whole affinity.
 func (m *Affinity) Matches(c *ClusterInfo) bool {
-	if m.bits != nil {
-		if d := c.derived; d != nil && d.snap == m.snap {
-			return m.bits[d.index/64]&(1<<(d.index%64)) != 0
-		}
+	if d := c.derived; m.bits != nil && d != nil && d.snap == m.snap {
+		i := uint32(d.index)
+		return m.bits[i/64]&(1<<(i%64)) != 0
 	}
 	return m.match(c)
 }

@@ -26,8 +26,10 @@ type Snapshot struct {
 	mu      sync.RWMutex
 	matches map[string][]uint64
 
-	zerosOnce sync.Once
-	zeros     map[string]int64 // every cluster -> 0, for ScoreMap
+	// ScoreMap's memory, by hash of the set of clusters: a map of the
+	// set's names to 0, and the sets seen once.
+	templates map[uint64]*scoreTemplate
+	seenSets  map[uint64]bool
 }
 
 type derived struct {
@@ -167,49 +169,93 @@ func (s *Snapshot) Bind(a *Affinity) {
 }
 
 // ScoreMap returns a new map from the name of each of clusters to the
-// score at the same index. When clusters are most of this snapshot's, in
-// its order, the map starts as a copy of one made once with every
-// cluster at 0 (copying a map costs far less than inserting every name),
-// from which the others are deleted; otherwise the names are inserted.
+// score at the same index. Decisions on one snapshot tend to have the same
+// feasible clusters (every binding of a policy does): once a set of
+// clusters (of this snapshot) has been seen twice, the snapshot keeps a map
+// of it with every score 0, and ScoreMap copies that map and sets the
+// scores that are not 0, which costs far less than inserting every name.
 func (s *Snapshot) ScoreMap(clusters []*ClusterInfo, scores []int64) map[string]int64 {
-	n, f := len(s.Clusters()), len(clusters)
-	nonZero := 0
-	for _, v := range scores[:f] {
-		if v != 0 {
-			nonZero++
-		}
-	}
-	// Rough costs, in map operations: a copy is worth about a tenth of
-	// an insert per cluster, deleting and updating about one.
-	if f == 0 || 10*(n-f+nonZero)+n >= 10*f {
+	var stack [16]uint64
+	set, h, ok := s.setOf(clusters, stack[:0])
+	if !ok {
 		return insertScores(clusters, scores)
 	}
-	s.zerosOnce.Do(func() {
-		s.zeros = make(map[string]int64, n)
-		for i := range s.clusters {
-			s.zeros[s.clusters[i].Name] = 0
-		}
-	})
-	m := maps.Clone(s.zeros)
-	j := 0
-	for i := range s.clusters {
-		if j < f && clusters[j] == &s.clusters[i] {
-			j++
-			continue
-		}
-		delete(m, s.clusters[i].Name)
-	}
-	if j != f || len(m) != f {
-		return insertScores(clusters, scores) // not this snapshot's clusters, in order
-	}
-	if nonZero > 0 {
-		for k, c := range clusters {
-			if v := scores[k]; v != 0 {
-				m[c.Name] = v
+	s.mu.RLock()
+	t := s.templates[h]
+	s.mu.RUnlock()
+	if t == nil || !slices.Equal(t.set, set) {
+		s.mu.Lock()
+		t = s.templates[h]
+		switch {
+		case t != nil && slices.Equal(t.set, set):
+		case t == nil && s.seenSets[h] && len(s.templates) < maxTemplates:
+			t = &scoreTemplate{set: slices.Clone(set), zeros: make(map[string]int64, len(clusters))}
+			for _, c := range clusters {
+				t.zeros[c.Name] = 0
 			}
+			if s.templates == nil {
+				s.templates = make(map[uint64]*scoreTemplate)
+			}
+			s.templates[h] = t
+		default:
+			if s.seenSets == nil {
+				s.seenSets = make(map[uint64]bool)
+			}
+			if len(s.seenSets) < maxSeenSets {
+				s.seenSets[h] = true
+			}
+			t = nil
+		}
+		s.mu.Unlock()
+		if t == nil {
+			return insertScores(clusters, scores)
+		}
+	}
+	m := maps.Clone(t.zeros)
+	for k, c := range clusters {
+		if v := scores[k]; v != 0 {
+			m[c.Name] = v
 		}
 	}
 	return m
+}
+
+// Bounds of what ScoreMap remembers per snapshot.
+const (
+	maxTemplates = 256
+	maxSeenSets  = 4096
+)
+
+// scoreTemplate is a set of clusters (a bit per cluster index) and a map
+// of their names to 0.
+type scoreTemplate struct {
+	set   []uint64
+	zeros map[string]int64
+}
+
+// setOf returns the clusters as a bit set of their indexes in s and its
+// hash; ok is false when one of them is not a cluster of s or comes
+// twice.
+func (s *Snapshot) setOf(clusters []*ClusterInfo, buf []uint64) (set []uint64, h uint64, ok bool) {
+	words := (len(s.clusters) + 63) / 64
+	set = slices.Grow(buf[:0], words)[:words]
+	for _, c := range clusters {
+		d := c.derived
+		if d == nil || d.snap != s {
+			return nil, 0, false
+		}
+		i := uint32(d.index)
+		if set[i/64]&(1<<(i%64)) != 0 {
+			return nil, 0, false
+		}
+		set[i/64] |= 1 << (i % 64)
+	}
+	h = 14695981039346656037 // FNV-1a over the words
+	for _, w := range set {
+		h ^= w
+		h *= 1099511628211
+	}
+	return set, h, true
 }
 
 func insertScores(clusters []*ClusterInfo, scores []int64) map[string]int64 {

@@ -30,8 +30,11 @@ func (p ClusterAffinity) FilterAll(req *framework.Request, clusters []*framework
 	if len(req.Affinities) == 0 {
 		return
 	}
+	primary := &req.Affinities[0]
 	for i, c := range clusters {
-		statuses[i] = p.Filter(req, c)
+		if !primary.Matches(c) {
+			statuses[i] = p.Filter(req, c)
+		}
 	}
 }
 

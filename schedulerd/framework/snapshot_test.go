@@ -1,0 +1,57 @@
+package framework
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// ScoreMap gives the map of names to scores, whatever it remembers from
+// earlier calls, for clusters of the snapshot or not, concurrently.
+func TestScoreMap(t *testing.T) {
+	cs := make([]ClusterInfo, 150)
+	for i := range cs {
+		cs[i] = ClusterInfo{Name: fmt.Sprintf("c%03d", i)}
+	}
+	snap := NewSnapshot(cs)
+	other := NewSnapshot(cs[:10])
+	view := snap.View()
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			for range 3000 {
+				var clusters []*ClusterInfo
+				keep := r.IntN(4) // a few recurring sets
+				for i, c := range view {
+					if (i+keep)%(keep+2) != 0 || r.IntN(50) == 0 {
+						clusters = append(clusters, c)
+					}
+				}
+				if r.IntN(20) == 0 {
+					clusters = append(clusters[:len(clusters):len(clusters)], other.View()[r.IntN(10)])
+				}
+				scores := make([]int64, len(clusters))
+				for i := range scores {
+					if r.IntN(3) == 0 {
+						scores[i] = r.Int64N(300) - 100
+					}
+				}
+				want := make(map[string]int64, len(clusters))
+				for i, c := range clusters {
+					want[c.Name] = scores[i]
+				}
+				if got := snap.ScoreMap(clusters, scores); !maps.Equal(got, want) {
+					t.Errorf("ScoreMap = %v, want %v", got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(snap.templates) == 0 {
+		t.Errorf("no set was remembered: the test does not cover copying")
+	}
+}
