@@ -61,7 +61,9 @@ func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*bench
 				}
 				run = d.Run
 			case "schedulerd":
-				d, err := schedulerd.New(schedulerd.Config{Instance: "bench"}, schedulerd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
+				cfg := schedulerd.DefaultConfig()
+				cfg.Instance = "bench"
+				d, err := schedulerd.New(cfg, schedulerd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
 				if err != nil {
 					return nil, err
 				}

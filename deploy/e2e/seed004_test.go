@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const seed004 = "../../../shared/examples/seed004"
+
+// TestSeed004PlacesThroughTheDaemons: seed 004's examples placed by the
+// running daemons on real members. The sandbox apiservers are joined under
+// the article's names: cluster1 as aws-prod (cost-tier low, us-east-1),
+// cluster2 as azure-staging (cost-tier high, westeurope), cluster3 as aws-dr
+// (cost-tier high, us-east-1). The canary sends 8 of frontend's 10 replicas
+// to aws-prod and 2 to azure-staging; the region spread keeps a
+// region-sensitive workload in one region (us-east-1, both its clusters); the
+// cost-tier preference puts a one-cluster workload on the cost-tier low one.
+func TestSeed004PlacesThroughTheDaemons(t *testing.T) {
+	s := newSystem(t)
+	s.startAll()
+	joins := []struct{ name, member, labels, region string }{
+		{"aws-prod", "cluster1", "cost-tier=low,region=us-east-1", "us-east-1"},
+		{"azure-staging", "cluster2", "cost-tier=high,region=westeurope", "westeurope"},
+		{"aws-dr", "cluster3", "cost-tier=high,region=us-east-1", "us-east-1"},
+	}
+	for _, j := range joins {
+		s.mustCLI("join", j.name, "--cluster-kubeconfig", filepath.Join(s.sandbox, j.member+".kubeconfig"), "--labels", j.labels, "--region", j.region)
+	}
+	eventually(t, 60*time.Second, "the three members Ready", func() error {
+		var got struct {
+			Items []struct {
+				Health *struct{ Ready bool }
+			}
+		}
+		out := s.mustCLI("get", "clusters", "-o", "json")
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			return err
+		}
+		ready := 0
+		for _, c := range got.Items {
+			if c.Health != nil && c.Health.Ready {
+				ready++
+			}
+		}
+		if ready != 3 {
+			return fmt.Errorf("%d Ready: %s", ready, out)
+		}
+		return nil
+	})
+	ns := uniqueNS("seed004")
+	t.Cleanup(func() { s.deleteNamespace(ns) })
+	inNS := func(file string) string {
+		b, err := os.ReadFile(filepath.Join(seed004, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.ReplaceAll(string(b), "namespace: default", "namespace: "+ns)
+	}
+	s.applyYAML("canary.yaml", inNS("canary-release.yaml"))
+	s.applyYAML("tuning.yaml", inNS("tuning.yaml")+fmt.Sprintf(`
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: checkout, namespace: %[1]s, labels: {latency: region-sensitive}}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: checkout}}
+  template:
+    metadata: {labels: {app: checkout}}
+    spec: {containers: [{name: c, image: nginx:1.25.3}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: batch-report, namespace: %[1]s, labels: {budget: tight}}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: batch-report}}
+  template:
+    metadata: {labels: {app: batch-report}}
+    spec: {containers: [{name: c, image: nginx:1.25.3}]}
+`, ns))
+	expectMembers(s, "frontend 8 on aws-prod (cluster1), 2 on azure-staging (cluster2)", ns, "frontend", map[string]int32{"cluster1": 8, "cluster2": 2, "cluster3": -1})
+	expectMembers(s, "checkout duplicated in us-east-1 only (aws-prod, aws-dr)", ns, "checkout", map[string]int32{"cluster1": 4, "cluster2": -1, "cluster3": 4})
+	expectMembers(s, "batch-report on the cost-tier low cluster only", ns, "batch-report", map[string]int32{"cluster1": 3, "cluster2": -1, "cluster3": -1})
+}
