@@ -150,15 +150,20 @@ func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc b
 		}
 	}
 	matchers := make([]framework.Affinity, len(rules))
+	hits := make([][]bool, len(rules)) // per rule, when bound: by position in the view
 	for i := range rules {
 		matchers[i] = framework.CompileAffinity(&rules[i].TargetCluster)
 		snap.Bind(&matchers[i])
+		hits[i] = matchers[i].Hits(sc.view)
 	}
 	parties := sc.parts[:0]
 	for _, c := range cands {
 		var w int64
 		for i := range rules {
-			if rules[i].Weight > w && matchers[i].Matches(c.c) {
+			if rules[i].Weight <= w {
+				continue
+			}
+			if h := hits[i]; h != nil && h[c.at] || h == nil && matchers[i].Matches(c.c) {
 				w = rules[i].Weight
 			}
 		}

@@ -130,8 +130,10 @@ func New(p framework.Profile) *Scheduler {
 // scratch (sync.Pool does at the second garbage collection) or the next
 // call overwrites them, which costs less than clearing them every call.
 type scratch struct {
-	view          []*framework.ClusterInfo // the clusters, sorted by name
+	view          []*framework.ClusterInfo // the clusters, sorted by name (read only)
+	buf           []*framework.ClusterInfo // view, when not a snapshot's
 	feasible      []*framework.ClusterInfo
+	feasibleAt    []int32 // the feasible clusters' positions in view
 	cands         []candidate
 	prepared      []*framework.Status // per prepare plugin
 	filterPlugins []indexedFilter     // filters in force for the request
@@ -165,7 +167,7 @@ type lastDiagnosis struct {
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 func (sc *scratch) release() {
-	sc.view, sc.feasible, sc.cands, sc.prepared = sc.view[:0], sc.feasible[:0], sc.cands[:0], sc.prepared[:0]
+	sc.view, sc.buf, sc.feasible, sc.cands, sc.prepared = nil, sc.buf[:0], sc.feasible[:0], sc.cands[:0], sc.prepared[:0]
 	scratchPool.Put(sc)
 }
 
@@ -176,7 +178,12 @@ func (sc *scratch) release() {
 func (s *Scheduler) Schedule(in Input) Result {
 	sc := scratchPool.Get().(*scratch)
 	defer sc.release()
-	sc.view = viewOf(&in, sc.view)
+	if in.Snapshot != nil {
+		sc.view = in.Snapshot.View() // read only; sc.buf keeps the buffer
+	} else {
+		sc.buf = viewOf(&in, sc.buf)
+		sc.view = sc.buf
+	}
 	pl := placementOf(&in.Binding)
 	terms := pl.ClusterAffinities
 	if len(terms) == 0 {
@@ -209,7 +216,7 @@ func (s *Scheduler) Schedule(in Input) Result {
 // so that everything downstream sees one order whatever the input order.
 func viewOf(in *Input, buf []*framework.ClusterInfo) []*framework.ClusterInfo {
 	if in.Snapshot != nil {
-		return append(buf[:0], in.Snapshot.View()...)
+		return in.Snapshot.View() // read only
 	}
 	cs := in.Clusters
 	buf = slices.Grow(buf[:0], len(cs))
@@ -379,6 +386,7 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 	}
 	sc.reasons, sc.statuses = reasons, statuses
 	feasible := sc.feasible[:0]
+	at := sc.feasibleAt[:0]
 	failed := sc.failed[:0]
 	for i, c := range view {
 		rs := reasons[i]
@@ -387,10 +395,12 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 		}
 		if len(rs) == 0 {
 			feasible = append(feasible, c)
+			at = append(at, int32(i))
 			continue
 		}
 		failed = append(failed, diagnosed{c.Name, rs})
 	}
+	sc.feasibleAt = at
 	if len(failed) > 0 {
 		// Built once at its final size: growing it showed in profiles.
 		res.Diagnosis = make(map[string][]string, len(failed))
@@ -473,6 +483,7 @@ type candidate struct {
 	// which are in name order: comparing ranks compares names (0: not
 	// known, in tests).
 	rank  int32
+	at    int32 // position in the decision's view (scratch.view)
 	tier  int
 	prev  int64 // replicas the binding has there now
 	free  int64 // AllocatableReplicas: what the estimator says still fits
@@ -489,7 +500,7 @@ func (s *Scheduler) score(req *framework.Request, feasible []*framework.ClusterI
 	cands := slices.Grow(sc.cands[:0], n)[:n]
 	tiers := len(req.Affinities) > 1 // only overflow affinities make tiers other than 0
 	for i, c := range feasible {
-		cands[i] = candidate{c: c, rank: int32(i + 1)}
+		cands[i] = candidate{c: c, rank: int32(i + 1), at: sc.feasibleAt[i]}
 		if req.Previous != nil {
 			cands[i].prev = int64(req.Previous[c.Name])
 		}

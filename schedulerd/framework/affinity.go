@@ -25,10 +25,10 @@ type Affinity struct {
 	never bool                   // the label selector is invalid: nothing matches (reference §3.1)
 	bare  bool                   // rest is empty: only the label selector counts
 
-	// Set by Snapshot.Bind: bit i of bits says whether snap's cluster i
+	// Set by Snapshot.Bind: hits[i] says whether snap's cluster i
 	// matches.
 	snap *Snapshot
-	bits []uint64
+	hits []bool
 }
 
 // labelRequirement is one requirement of a label selector, matched
@@ -199,14 +199,24 @@ func (r *labelRequirement) hasValue(v string) bool {
 // All criteria are ANDed, so checking the pre-parsed label selector apart
 // from the rest gives the same answer as Matches on the whole affinity.
 func (m *Affinity) Matches(c *ClusterInfo) bool {
-	if d := c.derived; m.bits != nil && d != nil && d.snap == m.snap {
-		i := uint32(d.index)
-		return m.bits[i/64]&(1<<(i%64)) != 0
+	if d := c.derived; d != nil && d.snap == m.snap {
+		return m.hits[d.index]
 	}
 	return m.match(c)
 }
 
-// match is Matches without the snapshot's bits.
+// Hits returns, when view is a Snapshot's View and the affinity is bound
+// to that snapshot (Snapshot.Bind), what Matches answers for each of its
+// clusters, to test many clusters without a call each; nil otherwise.
+// The slice is shared: read it, do not modify it.
+func (m *Affinity) Hits(view []*ClusterInfo) []bool {
+	if m.snap == nil || len(view) != len(m.snap.view) || len(view) == 0 || &view[0] != &m.snap.view[0] {
+		return nil
+	}
+	return m.hits
+}
+
+// match is Matches without the snapshot's answers.
 func (m *Affinity) match(c *ClusterInfo) bool {
 	if m.never {
 		return false

@@ -24,7 +24,7 @@ type Snapshot struct {
 	// matches caches, per distinct affinity (Affinity.appendKey), which
 	// clusters it matches: see Bind.
 	mu      sync.RWMutex
-	matches map[string][]uint64
+	matches map[string][]bool
 
 	// ScoreMap's memory, by hash of the set of clusters: a map of the
 	// set's names to 0, and the sets seen once.
@@ -34,7 +34,7 @@ type Snapshot struct {
 
 type derived struct {
 	snap  *Snapshot
-	index int32 // in snap.clusters
+	index int // in snap.clusters
 	facts policy.ClusterFacts
 	// common holds the free pods, cpu and memory (ok false: not in
 	// Allocatable), which every estimate reads; free has the others.
@@ -86,7 +86,7 @@ func NewSnapshot(clusters []ClusterInfo) *Snapshot {
 		s.view[i] = c
 		c.derived = nil // a clone of a snapshot's cluster: derive afresh
 		d := &ds[i]
-		d.snap, d.index = s, int32(i)
+		d.snap, d.index = s, i
 		d.facts = policy.FactsOf(c.Name, c.Labels, c.Spec)
 		start := len(frees)
 		for name := range c.Allocatable {
@@ -128,8 +128,8 @@ func (s *Snapshot) View() []*ClusterInfo {
 }
 
 // maxBound bounds the number of affinities a snapshot remembers (each
-// costs a bit per cluster); beyond it Bind leaves affinities unbound.
-const maxBound = 4096
+// costs a byte per cluster); beyond it Bind leaves affinities unbound.
+const maxBound = 1024
 
 // Bind prepares a for matching this snapshot's clusters: which clusters a
 // given affinity matches is worked out once per snapshot and shared by
@@ -145,27 +145,25 @@ func (s *Snapshot) Bind(a *Affinity) {
 	var buf [128]byte
 	key := a.appendKey(buf[:0])
 	s.mu.RLock()
-	bits, ok := s.matches[string(key)]
+	hits, ok := s.matches[string(key)]
 	s.mu.RUnlock()
 	if !ok {
-		bits = make([]uint64, (len(s.clusters)+63)/64)
+		hits = make([]bool, len(s.clusters))
 		for i := range s.clusters {
-			if a.match(&s.clusters[i]) {
-				bits[i/64] |= 1 << (i % 64)
-			}
+			hits[i] = a.match(&s.clusters[i])
 		}
 		s.mu.Lock()
 		if prev, ok := s.matches[string(key)]; ok {
-			bits = prev
+			hits = prev
 		} else if len(s.matches) < maxBound {
 			if s.matches == nil {
-				s.matches = make(map[string][]uint64)
+				s.matches = make(map[string][]bool)
 			}
-			s.matches[string(key)] = bits
+			s.matches[string(key)] = hits
 		}
 		s.mu.Unlock()
 	}
-	a.snap, a.bits = s, bits
+	a.snap, a.hits = s, hits
 }
 
 // ScoreMap returns a new map from the name of each of clusters to the

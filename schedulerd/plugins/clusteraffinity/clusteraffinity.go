@@ -31,6 +31,14 @@ func (p ClusterAffinity) FilterAll(req *framework.Request, clusters []*framework
 		return
 	}
 	primary := &req.Affinities[0]
+	if hits := primary.Hits(clusters); hits != nil {
+		for i, ok := range hits {
+			if !ok {
+				statuses[i] = p.Filter(req, clusters[i])
+			}
+		}
+		return
+	}
 	for i, c := range clusters {
 		if !primary.Matches(c) {
 			statuses[i] = p.Filter(req, c)
