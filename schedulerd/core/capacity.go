@@ -14,19 +14,14 @@ import (
 type estimator struct {
 	workload bool
 	desired  int64
-	requests []request
-}
-
-type request struct {
-	name  corev1.ResourceName
-	value int64 // in framework.Units
+	requests []framework.ResourceUnits // positive values only
 }
 
 func newEstimator(b *events.Binding, workload bool) estimator {
 	e := estimator{workload: workload, desired: int64(b.Replicas)}
 	for name, q := range b.ReplicaRequirements {
 		if v := framework.Units(name, q); v > 0 {
-			e.requests = append(e.requests, request{name: name, value: v})
+			e.requests = append(e.requests, framework.ResourceUnits{Name: name, Value: v})
 		}
 	}
 	return e
@@ -51,19 +46,7 @@ func (e *estimator) freeOf(c *framework.ClusterInfo) int64 {
 	if c.Allocatable == nil {
 		return 0
 	}
-	n, _ := c.Free(corev1.ResourcePods) // not reported: 0
-	for _, r := range e.requests {
-		if n <= 0 {
-			break
-		}
-		v, ok := c.Free(r.name)
-		if !ok {
-			return 0
-		}
-		if k := v / r.value; k < n {
-			n = k
-		}
-	}
+	n := c.MaxReplicas(e.requests)
 	if n <= 0 {
 		return 0
 	}

@@ -74,6 +74,56 @@ func (c *ClusterInfo) Free(name corev1.ResourceName) (free int64, ok bool) {
 	return Units(name, q) - unitsIn(c.Allocated, name) - unitsIn(c.Allocating, name), true
 }
 
+// ResourceUnits is an amount of one resource in Units.
+type ResourceUnits struct {
+	Name  corev1.ResourceName
+	Value int64
+}
+
+// MaxReplicas is the core of the general estimator (reference §2.6): the
+// free pods, lowered to free/request for every requested resource (whose
+// values must be positive); 0 when Allocatable does not report pods or a
+// requested resource. It stops early once the answer is 0 or less. Free
+// amounts are read as Free reads them.
+func (c *ClusterInfo) MaxReplicas(requests []ResourceUnits) int64 {
+	d := c.derived
+	if d == nil {
+		n, _ := c.Free(corev1.ResourcePods)
+		for _, r := range requests {
+			if n <= 0 {
+				break
+			}
+			v, ok := c.Free(r.Name)
+			if !ok {
+				return 0
+			}
+			n = min(n, v/r.Value)
+		}
+		return n
+	}
+	n := d.common[0].free // pods; 0 when not reported
+	for i := range requests {
+		if n <= 0 {
+			break
+		}
+		r := &requests[i]
+		var v int64
+		if k := commonIndex(r.Name); k >= 0 {
+			if !d.common[k].ok {
+				return 0
+			}
+			v = d.common[k].free
+		} else {
+			var ok bool
+			if v, ok = c.Free(r.Name); !ok {
+				return 0
+			}
+		}
+		n = min(n, v/r.Value)
+	}
+	return n
+}
+
 // Units is the integer unit the general estimator compares a resource in:
 // millicores for cpu, whole units (rounded up) for everything else, as
 // Karmada's estimator does.

@@ -61,18 +61,45 @@ func (sc *statusCache) unfit(t *corev1.Taint) *framework.Status {
 	return st
 }
 
-// FilterAll implements framework.BatchFilterPlugin.
-func (p TaintToleration) FilterAll(req *framework.Request, clusters []*framework.ClusterInfo, statuses []*framework.Status) {
+// FilterAll implements framework.BatchFilterPlugin. Consecutive clusters
+// with the same untolerated taint (health taints, mostly) share the
+// status without looking it up again.
+func (TaintToleration) FilterAll(req *framework.Request, clusters []*framework.ClusterInfo, statuses []*framework.Status) {
+	cache, _ := req.State(Name).(*statusCache)
+	var last *corev1.Taint
+	var lastSt *framework.Status
 	for i, c := range clusters {
-		if len(c.Spec.Taints) > 0 {
-			statuses[i] = p.Filter(req, c)
+		if len(c.Spec.Taints) == 0 {
+			continue
 		}
+		t := untolerated(req, c)
+		if t == nil {
+			continue
+		}
+		if last == nil || t.Key != last.Key || t.Value != last.Value || t.Effect != last.Effect {
+			last, lastSt = t, unfitFor(cache, t)
+		}
+		statuses[i] = lastSt
 	}
 }
 
 // Filter implements framework.FilterPlugin.
 func (TaintToleration) Filter(req *framework.Request, c *framework.ClusterInfo) *framework.Status {
-	if len(c.Spec.Taints) == 0 || req.InPrevious(c.Name) {
+	if len(c.Spec.Taints) == 0 {
+		return nil
+	}
+	if t := untolerated(req, c); t != nil {
+		cache, _ := req.State(Name).(*statusCache)
+		return unfitFor(cache, t)
+	}
+	return nil
+}
+
+// untolerated returns the cluster's first NoSchedule or NoExecute taint
+// the placement does not tolerate, or nil; nil too when the cluster is in
+// the binding's current result.
+func untolerated(req *framework.Request, c *framework.ClusterInfo) *corev1.Taint {
+	if req.InPrevious(c.Name) {
 		return nil
 	}
 	tols := req.Placement.ClusterTolerations
@@ -82,13 +109,19 @@ func (TaintToleration) Filter(req *framework.Request, c *framework.ClusterInfo) 
 			continue
 		}
 		if !Tolerated(tols, t) {
-			if sc, ok := req.State(Name).(*statusCache); ok {
-				return sc.unfit(t)
-			}
-			return framework.Unfit(reason(t))
+			return t
 		}
 	}
 	return nil
+}
+
+// unfitFor is the status for an untolerated taint, from the request's
+// cache when Prepare made one.
+func unfitFor(cache *statusCache, t *corev1.Taint) *framework.Status {
+	if cache != nil {
+		return cache.unfit(t)
+	}
+	return framework.Unfit(reason(t))
 }
 
 // Tolerated reports whether any toleration tolerates the taint, by the
