@@ -51,30 +51,7 @@ func TestBenchFailoverTimings(t *testing.T) {
 	var results []round
 	for r := 0; r < rounds; r++ {
 		name := fmt.Sprintf("web-%d", r)
-		s.applyYAML(name+".yaml", fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %[2]s, namespace: %[1]s}
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: %[2]s}}
-  template:
-    metadata: {labels: {app: %[2]s}}
-    spec: {containers: [{name: c, image: nginx:1.25.3, resources: {requests: {cpu: 100m}}}]}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: %[2]s, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
-  placement:
-    clusterAffinity: {clusterNames: [cluster1, cluster2, cluster3]}
-    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted}
-  failover:
-    application:
-      decisionConditions: {tolerationSeconds: %[3]d}
-      purgeMode: Gracefully
-      gracePeriodSeconds: 600
-`, ns, name, int(toleration/time.Second)))
+		s.applyYAML(name+".yaml", dividedWithFailover(ns, name, int(toleration/time.Second), "Gracefully", 600))
 		expectMembers(s, name+" at 2/2/2", ns, name, map[string]int32{"cluster1": 2, "cluster2": 2, "cluster3": 2})
 
 		stopAt := time.Now()

@@ -119,30 +119,7 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 	seedPolicy := strings.NewReplacer("namespace: default", "namespace: "+ns, "tolerationSeconds: 60", "tolerationSeconds: 5", "gracePeriodSeconds: 600", "gracePeriodSeconds: 60").Replace(string(seed))
 	myApp := strings.ReplaceAll(string(app), "namespace: default", "namespace: "+ns)
 	s.applyYAML("seed000-failover.yaml", seedPolicy+"\n---\n"+myApp)
-	s.applyYAML("divided.yaml", fmt.Sprintf(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: %[1]s}
-spec:
-  replicas: 6
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: c, image: nginx:1.25.3, resources: {requests: {cpu: 100m}}}]}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: web, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
-  placement:
-    clusterAffinity: {clusterNames: [cluster1, cluster2, cluster3]}
-    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted}
-  failover:
-    application:
-      decisionConditions: {tolerationSeconds: 10}
-      purgeMode: Graciously
-      gracePeriodSeconds: 60
-`, ns))
+	s.applyYAML("divided.yaml", dividedWithFailover(ns, "web", 10, "Graciously", 60))
 	expectMembers(s, "web at 2/2/2", ns, "web", map[string]int32{"cluster1": 2, "cluster2": 2, "cluster3": 2})
 	myAppReplicas := int32(6)
 	expectMembers(s, "seed 000's my-app duplicated to cluster1 and cluster2", ns, "my-app", map[string]int32{"cluster1": myAppReplicas, "cluster2": myAppReplicas, "cluster3": -1})
@@ -346,4 +323,33 @@ func (s *system) canaryRuns(cluster, ns string) {
 		return nil
 	})
 	_ = cs.AppsV1().Deployments(ns).Delete(ctx, "canary", metav1.DeleteOptions{})
+}
+
+// dividedWithFailover is a 6-replica Deployment divided over cluster1..3
+// (2/2/2) by a policy with application failover.
+func dividedWithFailover(ns, name string, tolerationSeconds int, purgeMode string, gracePeriodSeconds int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: %[2]s}}
+  template:
+    metadata: {labels: {app: %[2]s}}
+    spec: {containers: [{name: c, image: nginx:1.25.3, resources: {requests: {cpu: 100m}}}]}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %[2]s, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: %[2]s}]
+  placement:
+    clusterAffinity: {clusterNames: [cluster1, cluster2, cluster3]}
+    replicaScheduling: {replicaSchedulingType: Divided, replicaDivisionPreference: Weighted}
+  failover:
+    application:
+      decisionConditions: {tolerationSeconds: %[3]d}
+      purgeMode: %[4]s
+      gracePeriodSeconds: %[5]d
+`, ns, name, tolerationSeconds, purgeMode, gracePeriodSeconds)
 }

@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 const seed004 = "../../../shared/examples/seed004"
@@ -31,27 +29,7 @@ func TestSeed004PlacesThroughTheDaemons(t *testing.T) {
 	for _, j := range joins {
 		s.mustCLI("join", j.name, "--cluster-kubeconfig", filepath.Join(s.sandbox, j.member+".kubeconfig"), "--labels", j.labels, "--region", j.region)
 	}
-	eventually(t, 60*time.Second, "the three members Ready", func() error {
-		var got struct {
-			Items []struct {
-				Health *struct{ Ready bool }
-			}
-		}
-		out := s.mustCLI("get", "clusters", "-o", "json")
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			return err
-		}
-		ready := 0
-		for _, c := range got.Items {
-			if c.Health != nil && c.Health.Ready {
-				ready++
-			}
-		}
-		if ready != 3 {
-			return fmt.Errorf("%d Ready: %s", ready, out)
-		}
-		return nil
-	})
+	s.waitReady(3)
 	ns := uniqueNS("seed004")
 	t.Cleanup(func() { s.deleteNamespace(ns) })
 	inNS := func(file string) string {

@@ -169,6 +169,12 @@ func (s *system) joinAll() {
 	for _, m := range members {
 		s.mustCLI("join", m, "--cluster-kubeconfig", filepath.Join(s.sandbox, m+".kubeconfig"))
 	}
+	s.waitReady(len(members))
+}
+
+// waitReady waits until healthd reports n members Ready.
+func (s *system) waitReady(n int) {
+	s.t.Helper()
 	eventually(s.t, 60*time.Second, "members Ready", func() error {
 		var got struct {
 			Items []struct {
@@ -186,8 +192,8 @@ func (s *system) joinAll() {
 				ready++
 			}
 		}
-		if ready != len(members) {
-			return fmt.Errorf("%d of %d Ready: %s", ready, len(members), out)
+		if ready != n {
+			return fmt.Errorf("%d of %d Ready: %s", ready, n, out)
 		}
 		return nil
 	})
