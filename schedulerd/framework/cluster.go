@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"math"
+
 	"github.com/flotilla-io/flotilla/events/policy"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -128,6 +130,16 @@ func (c *ClusterInfo) MaxReplicas(requests []ResourceUnits) int64 {
 // millicores for cpu, whole units (rounded up) for everything else, as
 // Karmada's estimator does.
 func Units(name corev1.ResourceName, q resource.Quantity) int64 {
+	// Most quantities are whole numbers: read those directly (what
+	// MilliValue and Value answer for them, without their scaling).
+	if v, ok := q.AsInt64(); ok {
+		if name != corev1.ResourceCPU {
+			return v
+		}
+		if v <= math.MaxInt64/1000 && v >= math.MinInt64/1000 {
+			return v * 1000
+		}
+	}
 	if name == corev1.ResourceCPU {
 		return q.MilliValue()
 	}

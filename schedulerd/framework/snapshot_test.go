@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // ScoreMap gives the map of names to scores, whatever it remembers from
@@ -53,5 +56,19 @@ func TestScoreMap(t *testing.T) {
 	wg.Wait()
 	if len(snap.templates) == 0 {
 		t.Errorf("no set was remembered: the test does not cover copying")
+	}
+}
+
+// Units reads whole quantities directly: it must agree with MilliValue
+// (cpu) and Value (the rest) on every quantity.
+func TestUnitsAgreesWithQuantity(t *testing.T) {
+	for _, s := range []string{"0", "1", "4", "250m", "1500m", "0.5", "128Mi", "1Gi", "1k", "1M", "1e3", "3e-3", "9223372036854775807", "9223372036854775", "9223372036854776", "-2", "-1500m", "1.000000001", "100Ti", "1Ei"} {
+		q := resource.MustParse(s)
+		if got, want := Units(corev1.ResourceCPU, q), q.MilliValue(); got != want {
+			t.Errorf("cpu %s: Units %d, MilliValue %d", s, got, want)
+		}
+		if got, want := Units(corev1.ResourceMemory, q), q.Value(); got != want {
+			t.Errorf("memory %s: Units %d, Value %d", s, got, want)
+		}
 	}
 }
