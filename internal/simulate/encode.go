@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+	"unsafe"
+
+	"github.com/flotilla-io/flotilla/events"
 )
 
 // WriteJSON writes {"results": [...]}: byte for byte what encoding/json's
@@ -78,6 +82,24 @@ func WriteJSON(w io.Writer, results []Result) error {
 type encoder struct {
 	buf  []byte
 	keys []string // a stack of sorted map keys, one frame per open map
+	// shared: the encoding of the manifest subtrees (maps) encoded so far
+	// for the current result, by map and depth: the manifests of one
+	// template share most of their maps (see renderAll), and each is
+	// encoded once. Reset per result.
+	shared map[sharedKey][2]int // -> e.buf[from:to]
+	// slices: the diagnosis slices encoded so far in the current map.
+	slices []sliceSeen
+}
+
+type sharedKey struct {
+	m     unsafe.Pointer
+	depth int
+}
+
+type sliceSeen struct {
+	first *string
+	n     int
+	at    [2]int
 }
 
 // newlines is a line break followed by enough indentation for any depth
@@ -172,27 +194,49 @@ func (e *encoder) result(r *Result, d int) error {
 	e.field(4, d, "feasible")
 	e.strings(r.Feasible, d+1)
 	e.field(5, d, "diagnosis")
-	e.stringsMap(r.Diagnosis, d+1)
+	e.stringsMap(r.Diagnosis, d+1, r.clusterNames)
 	e.field(6, d, "error")
 	e.buf = appendString(e.buf, r.Error)
 	e.field(7, d, "manifests")
 	if r.Manifests == nil {
 		e.buf = append(e.buf, "null"...)
 	} else {
+		clear(e.shared)
 		e.buf = append(e.buf, '{')
-		lo, hi := pushKeys(e, r.Manifests)
-		for i := lo; i < hi; i++ {
-			k := e.keys[i]
-			e.field(i-lo, d+1, k)
-			if err := e.value(r.Manifests[k], d+2); err != nil {
-				return err
+		start, i := len(e.buf), 0
+		if names, ok := targetNames(r.Clusters); ok {
+			for _, k := range names {
+				m, ok := r.Manifests[k]
+				if !ok {
+					continue
+				}
+				e.field(i, d+1, k)
+				if err := e.manifest(m, d+2); err != nil {
+					return err
+				}
+				i++
 			}
 		}
-		e.popKeys(lo)
+		if i != len(r.Manifests) {
+			// Manifests for other clusters than the placement's: in key
+			// order, forgetting what was encoded into the dropped bytes.
+			e.buf, i = e.buf[:start], 0
+			clear(e.shared)
+			lo, hi := pushKeys(e, r.Manifests)
+			for i := lo; i < hi; i++ {
+				k := e.keys[i]
+				e.field(i-lo, d+1, k)
+				if err := e.manifest(r.Manifests[k], d+2); err != nil {
+					return err
+				}
+			}
+			e.popKeys(lo)
+		}
 		e.closeObject(len(r.Manifests), d+1)
 	}
 	e.field(8, d, "overrides")
-	e.stringsMap(r.Overrides, d+1)
+	names, _ := targetNames(r.Clusters)
+	e.stringsMap(r.Overrides, d+1, names)
 	n := 9
 	if len(r.RenderErrors) > 0 {
 		e.field(9, d, "renderErrors")
@@ -235,41 +279,109 @@ func (e *encoder) strings(ss []string, d int) {
 
 // stringsMap encodes a map of string lists. The scheduler's diagnosis
 // shares one reasons slice between the clusters filtered for the same
-// reasons, so each distinct slice is encoded once.
-func (e *encoder) stringsMap(m map[string][]string, d int) {
+// reasons, so each distinct slice is encoded once. order, when not nil,
+// holds the keys in sorted order, and maybe others: when every key of m
+// is in it, the keys are taken in that order instead of being sorted.
+func (e *encoder) stringsMap(m map[string][]string, d int, order []string) {
 	if m == nil {
 		e.buf = append(e.buf, "null"...)
 		return
 	}
-	type sliceID struct {
-		first *string
-		n     int
-	}
-	var seen map[sliceID][2]int // -> where its encoding is in e.buf
+	e.slices = e.slices[:0]
 	e.buf = append(e.buf, '{')
-	lo, hi := pushKeys(e, m)
-	defer e.popKeys(lo)
+	start, i := len(e.buf), 0
+	if order != nil {
+		for _, k := range order {
+			if ss, ok := m[k]; ok {
+				e.field(i, d, k)
+				e.stringsOnce(ss, d)
+				i++
+			}
+		}
+	}
+	if i != len(m) {
+		e.buf, e.slices = e.buf[:start], e.slices[:0]
+		lo, hi := pushKeys(e, m)
+		for i := lo; i < hi; i++ {
+			k := e.keys[i]
+			e.field(i-lo, d, k)
+			e.stringsOnce(m[k], d)
+		}
+		e.popKeys(lo)
+	}
+	e.closeObject(len(m), d)
+}
+
+// stringsOnce encodes ss, or copies its encoding when the same slice was
+// encoded before in the current map.
+func (e *encoder) stringsOnce(ss []string, d int) {
+	if len(ss) == 0 {
+		e.strings(ss, d+1)
+		return
+	}
+	first := &ss[0]
+	for _, s := range e.slices {
+		if s.first == first && s.n == len(ss) {
+			e.buf = append(e.buf, e.buf[s.at[0]:s.at[1]]...)
+			return
+		}
+	}
+	start := len(e.buf)
+	e.strings(ss, d+1)
+	if len(e.slices) < 16 {
+		e.slices = append(e.slices, sliceSeen{first, len(ss), [2]int{start, len(e.buf)}})
+	}
+}
+
+// targetNames returns the names of the placement when they are strictly
+// increasing (the order of the manifests and overrides maps' keys).
+func targetNames(ts []events.TargetCluster) ([]string, bool) {
+	var stack [16]string
+	names := stack[:0]
+	for i, t := range ts {
+		if i > 0 && t.Name <= ts[i-1].Name {
+			return nil, false
+		}
+		names = append(names, t.Name)
+	}
+	return names, true
+}
+
+// manifest encodes a manifest; its maps that were already encoded at the
+// same depth for the same result are copied.
+func (e *encoder) manifest(m map[string]any, d int) error {
+	return e.valueShared(m, d, 0)
+}
+
+// valueShared is value, reusing earlier encodings of the maps of the top
+// levels of a manifest (below them maps are small and rarely shared).
+func (e *encoder) valueShared(v any, d, level int) error {
+	x, ok := v.(map[string]any)
+	if !ok || x == nil || level > 2 {
+		return e.value(v, d)
+	}
+	key := sharedKey{reflect.ValueOf(x).UnsafePointer(), d}
+	if at, ok := e.shared[key]; ok {
+		e.buf = append(e.buf, e.buf[at[0]:at[1]]...)
+		return nil
+	}
+	start := len(e.buf)
+	e.buf = append(e.buf, '{')
+	lo, hi := pushKeys(e, x)
 	for i := lo; i < hi; i++ {
 		k := e.keys[i]
 		e.field(i-lo, d, k)
-		ss := m[k]
-		if len(ss) == 0 {
-			e.strings(ss, d+1)
-			continue
+		if err := e.valueShared(x[k], d+1, level+1); err != nil {
+			return err
 		}
-		id := sliceID{&ss[0], len(ss)}
-		if at, ok := seen[id]; ok {
-			e.buf = append(e.buf, e.buf[at[0]:at[1]]...)
-			continue
-		}
-		start := len(e.buf)
-		e.strings(ss, d+1)
-		if seen == nil {
-			seen = map[sliceID][2]int{}
-		}
-		seen[id] = [2]int{start, len(e.buf)}
 	}
-	e.closeObject(len(m), d)
+	e.popKeys(lo)
+	e.closeObject(len(x), d)
+	if e.shared == nil {
+		e.shared = make(map[sharedKey][2]int)
+	}
+	e.shared[key] = [2]int{start, len(e.buf)}
+	return nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -75,6 +75,11 @@ type Result struct {
 	// Warnings are the scheduler's warnings (e.g. a clusterAffinities
 	// fallback); not part of the structured output.
 	Warnings []string `json:"-"`
+
+	// clusterNames are the names of every cluster of the input, sorted
+	// (shared by every result): WriteJSON takes the diagnosis keys in that
+	// order instead of sorting them.
+	clusterNames []string
 }
 
 // Resource names a template.
@@ -315,6 +320,7 @@ func (w *world) simulate(td *templateDoc) Result {
 		Resource: Resource{APIVersion: t.Record.APIVersion, Kind: t.Record.Key.Kind, Namespace: t.Record.Key.Namespace, Name: t.Record.Key.Name},
 		Clusters: []events.TargetCluster{}, Feasible: []string{}, Diagnosis: map[string][]string{},
 		Manifests: map[string]map[string]any{}, Overrides: map[string][]string{},
+		clusterNames: w.clusters.names,
 	}
 	claimed := policyd.ClaimPolicy(facts, td.currentPolicy(), w.policies)
 	if claimed == nil {

@@ -216,7 +216,25 @@ func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
 	}
 	shared := []string{"P: shared reason"}
 	odd2 := Result{Diagnosis: map[string][]string{"a": shared, "b": shared, "c": {"Q: other"}, "d": shared[:1:1]}}
-	for _, results := range [][]Result{rep.Results, {odd, odd2}, {}, nil} {
+	// Key orders that cover some keys only (manifests and overrides for a
+	// cluster outside the placement, diagnosis keys outside the names):
+	// the encoder falls back to sorting, forgetting what it had written.
+	meta := map[string]any{"name": "m", "labels": map[string]any{"a": "b"}}
+	spec := map[string]any{"template": map[string]any{"x": 1.0}}
+	m1 := map[string]any{"metadata": meta, "spec": spec}
+	m2 := map[string]any{"metadata": meta, "spec": map[string]any{"replicas": int64(2), "template": spec["template"]}}
+	odd3 := Result{
+		Clusters:     []events.TargetCluster{{Name: "b"}, {Name: "d"}},
+		Diagnosis:    map[string][]string{"a": shared, "e": shared, "c": {"Q: other"}},
+		Manifests:    map[string]map[string]any{"a": m2, "b": m1, "d": m2},
+		Overrides:    map[string][]string{"a": {"x"}, "b": shared, "d": shared},
+		clusterNames: []string{"a", "b", "c", "d"},
+	}
+	odd4 := odd3
+	odd4.Manifests = map[string]map[string]any{"b": m1, "d": m2}
+	odd4.Diagnosis = map[string][]string{"a": shared, "c": shared}
+	odd4.Clusters = []events.TargetCluster{{Name: "b"}, {Name: "b"}, {Name: "d"}}
+	for _, results := range [][]Result{rep.Results, {odd, odd2, odd3, odd4}, {}, nil} {
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetIndent("", "  ")

@@ -23,6 +23,7 @@ import (
 // and capacity it hears about.
 type snapshot struct {
 	base    []framework.ClusterInfo
+	names   []string            // of base, sorted
 	prepped *framework.Snapshot // base, prepared once for the scheduler
 	render  map[string]render.Cluster
 	byName  map[string]policy.ClusterFacts // selector facts per cluster
@@ -86,6 +87,7 @@ func newSnapshot(cs []policy.Cluster) *snapshot {
 		}
 		s.index[c.Name] = len(s.base)
 		s.base = append(s.base, ci)
+		s.names = append(s.names, c.Name)
 		s.render[c.Name] = render.Cluster{Name: c.Name, Labels: c.Labels, Spec: c.Spec}
 		s.byName[c.Name] = policy.FactsOf(c.Name, c.Labels, c.Spec)
 	}
