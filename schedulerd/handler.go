@@ -350,7 +350,9 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	// division (reference §1.1 rule 3, §2.5).
 	if r := b.RescheduleRequestedAt; r != nil && (!hadLast || r.After(last.DecidedAt)) {
 		in.Fresh = true
-		evs = slices.DeleteFunc(slices.Clone(evs), func(e events.Eviction) bool { return !e.Kept() })
+		// The reschedule forgets purged evictions, and ends purgeMode Never
+		// ones (it stands in for Karmada's suppressDeletion: false).
+		evs = slices.DeleteFunc(slices.Clone(evs), func(e events.Eviction) bool { return !e.Kept() || e.PurgeMode == events.PurgeNever })
 	}
 	in.Evicted, in.Previous = evictedNames(evs), withoutEvicted(in.Previous, evs)
 	res := h.sched.Schedule(in)

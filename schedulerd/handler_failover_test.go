@@ -254,3 +254,39 @@ func TestAClusterDownStormEndsWithEveryWorkloadPlacedOrAClearReason(t *testing.T
 		t.Fatal("the rate limit must have deferred some of the 990 evictions")
 	}
 }
+
+func TestARescheduleEndsAPurgeModeNeverEviction(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
+	b := weighted(6, 1, map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1})
+	b.Spec.Failover = &policy.FailoverBehavior{Application: &policy.ApplicationFailoverBehavior{
+		DecisionConditions: policy.DecisionConditions{TolerationSeconds: i32p(0)}, PurgeMode: "Never"}}
+	ctx := context.Background()
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+		t.Fatal(err)
+	}
+	health(t, h, clk, "cluster1", "NotReady")
+	clk.advance(time.Second)
+	tick(t, h)
+	p := lastPlacement(rec)
+	if len(p.Evictions) != 1 || !p.Evictions[0].Kept() || p.Evictions[0].PurgeMode != events.PurgeNever {
+		t.Fatalf("want cluster1 evicted with its copy kept (Never): %+v", p.Evictions)
+	}
+	clk.advance(24 * time.Hour)
+	tick(t, h)
+	if p := lastPlacement(rec); len(p.Evictions) != 1 || !p.Evictions[0].Kept() {
+		t.Fatalf("Never keeps the copy for ever: %+v", p.Evictions)
+	}
+	health(t, h, clk, "cluster1", "Ready")
+	b2 := b
+	b2.Revision = 2
+	at := clk.t
+	b2.RescheduleRequestedAt = &at
+	clk.advance(time.Second)
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b2)); err != nil {
+		t.Fatal(err)
+	}
+	if p := lastPlacement(rec); len(p.Evictions) != 0 || targetsOf(p) != "cluster1=2,cluster2=2,cluster3=2" {
+		t.Fatalf("flotilla reschedule must end the Never eviction and place 2/2/2 again: %s %+v", targetsOf(p), p.Evictions)
+	}
+}
