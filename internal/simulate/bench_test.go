@@ -263,6 +263,9 @@ func BenchmarkSimulatePhases(b *testing.B) {
 		b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "templates/s")
 	})
 	b.Run("encode", func(b *testing.B) {
+		if rep == nil { // -bench 'Phases/encode': run did not run
+			rep, _ = Run(res.Docs)
+		}
 		for b.Loop() {
 			_ = WriteJSON(io.Discard, rep.Results)
 		}

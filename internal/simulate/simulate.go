@@ -151,6 +151,7 @@ type world struct {
 	// ruleMatches: override policy (render.PolicyName) -> cluster index ->
 	// which of its rules target the cluster, computed once.
 	ruleMatches map[string][]string
+	claims      *claims
 	warnings    []string
 }
 
@@ -243,6 +244,7 @@ func newWorld(docs []validation.Document) (*world, error) {
 	}
 	w.policies = sortedValues(policies)
 	w.overrides = sortedValues(overrides)
+	w.claims = newClaims(w.policies, w.overrides)
 	w.clusters = newSnapshot(clusters)
 	w.ruleMatches = make(map[string][]string, len(w.overrides))
 	for i := range w.overrides {
@@ -254,6 +256,104 @@ func newWorld(docs []validation.Document) (*world, error) {
 		w.ruleMatches[render.PolicyName(p)] = bits
 	}
 	return w, nil
+}
+
+// claims remembers which policy claims a template and which overrides
+// apply to it, by what of the template the policies' resource selectors
+// can see: apiVersion, kind, namespace, the name only when a selector
+// names a resource, and only the labels some label selector reads (a
+// label selector's answer depends on the labels of its own keys alone).
+// Templates alike in all of these (most of a large input) get the same
+// answers from ClaimPolicy and OrderOverrides, which are then computed
+// once. The answers are shared and read-only.
+type claims struct {
+	nameMatters bool
+	labelKeys   []string // sorted
+	mu          sync.RWMutex
+	memo        map[string]*claim
+}
+
+type claim struct {
+	policy    *policyd.PolicyCandidate // nil: no policy matches
+	overrides []policy.OverridePolicy
+}
+
+func newClaims(pols []policyd.PolicyCandidate, ovs []policyd.OverrideCandidate) *claims {
+	c := &claims{memo: map[string]*claim{}}
+	keys := map[string]bool{}
+	see := func(sels []policy.ResourceSelector) {
+		for _, s := range sels {
+			if s.Name != "" {
+				c.nameMatters = true
+			}
+			if ls := s.LabelSelector; ls != nil {
+				for k := range ls.MatchLabels {
+					keys[k] = true
+				}
+				for _, e := range ls.MatchExpressions {
+					keys[e.Key] = true
+				}
+			}
+		}
+	}
+	for i := range pols {
+		see(pols[i].Policy.Spec.ResourceSelectors)
+	}
+	for i := range ovs {
+		see(ovs[i].Policy.Spec.ResourceSelectors)
+	}
+	for k := range keys {
+		c.labelKeys = append(c.labelKeys, k)
+	}
+	slices.Sort(c.labelKeys)
+	return c
+}
+
+// get returns the answers for the template's facts and current policy,
+// computing them with compute the first time.
+func (c *claims) get(r policy.ResourceFacts, current *events.PolicyRef, compute func() *claim) *claim {
+	var buf [256]byte
+	key := buf[:0]
+	str := func(s string) {
+		key = strconv.AppendInt(key, int64(len(s)), 10)
+		key = append(key, ':')
+		key = append(key, s...)
+	}
+	str(r.APIVersion)
+	str(r.Kind)
+	str(r.Namespace)
+	if c.nameMatters {
+		str(r.Name)
+	}
+	for _, k := range c.labelKeys {
+		if v, ok := r.Labels[k]; ok {
+			key = append(key, '+')
+			str(v)
+		} else {
+			key = append(key, '-')
+		}
+	}
+	if current != nil {
+		key = append(key, '@')
+		str(current.Kind)
+		str(current.Namespace)
+		str(current.Name)
+	}
+	c.mu.RLock()
+	got, ok := c.memo[string(key)]
+	c.mu.RUnlock()
+	if ok {
+		return got
+	}
+	got = compute()
+	c.mu.Lock()
+	if prev, ok := c.memo[string(key)]; ok {
+		got = prev
+	} else {
+		c.memo[string(key)] = got
+	}
+	c.mu.Unlock()
+	return got
 }
 
 func sortedValues[V any](m map[events.ObjectKey]V) []V {
@@ -322,13 +422,21 @@ func (w *world) simulate(td *templateDoc) Result {
 		Manifests: map[string]map[string]any{}, Overrides: map[string][]string{},
 		clusterNames: w.clusters.names,
 	}
-	claimed := policyd.ClaimPolicy(facts, td.currentPolicy(), w.policies)
+	current := td.currentPolicy()
+	c := w.claims.get(facts, current, func() *claim {
+		cl := &claim{policy: policyd.ClaimPolicy(facts, current, w.policies)}
+		if cl.policy != nil {
+			cl.overrides = policyd.OrderOverrides(facts, w.overrides)
+		}
+		return cl
+	})
+	claimed := c.policy
 	if claimed == nil {
 		res.Error = noPolicyError(facts)
 		return res
 	}
 	res.Policy = &PolicyRef{Kind: claimed.Key.Kind, Namespace: claimed.Key.Namespace, Name: claimed.Key.Name}
-	b := policyd.BuildBinding(t, claimed, policyd.OrderOverrides(facts, w.overrides))
+	b := policyd.BuildBinding(t, claimed, c.overrides)
 	in := core.Input{Binding: b, Snapshot: w.clusters.forBinding(&b)}
 	if bd := td.binding; bd != nil {
 		in.Previous, in.Evicted, in.Fresh, in.ObservedAffinity = bd.previous, bd.evicted, bd.fresh, bd.observedAffinity
