@@ -308,8 +308,12 @@ func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags)
 		return err
 	}
 	placed := map[workID]bool{}
+	evicted := map[workID]events.Eviction{}
 	var items []events.WorkStatus
 	for _, p := range pls {
+		for _, e := range p.Evictions {
+			evicted[workID{p.Key, e.Cluster}] = e
+		}
 		for _, c := range p.Clusters {
 			id := workID{p.Key, c.Name}
 			placed[id] = true
@@ -319,10 +323,24 @@ func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags)
 		}
 	}
 	for id, s := range reported {
-		if !placed[id] {
+		if e, ok := evicted[id]; ok && !placed[id] && e.Kept() {
+			s.Phase = "Evicted"
+			s.Message = fmt.Sprintf("evicted (%s), copy kept (%s): %s", e.Reason, e.PurgeMode, e.Message)
+		} else if !placed[id] {
 			s.Phase = events.WorkDeleting
 		}
 		items = append(items, s)
+	}
+	// A member that cannot be reached cannot report: say so rather than
+	// show its last report as current.
+	lost := map[string]string{}
+	if hs, err := bus.LatestPerSubject(ctx, events.StreamHealth, events.AllHealth); err == nil {
+		for _, m := range hs {
+			var h events.ClusterHealth
+			if m.Err == nil && events.Decode(m.Event, &h) == nil && (h.State == "NotReady" || h.State == "Unreachable") {
+				lost[h.Cluster] = fmt.Sprintf("%s since %s", h.State, h.Since.UTC().Format(time.RFC3339))
+			}
+		}
 	}
 	sort.Slice(items, func(i, j int) bool {
 		if items[i].Key.String() != items[j].Key.String() {
@@ -339,20 +357,28 @@ func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags)
 	}
 	fmt.Fprint(w, "NAME\tCLUSTER\tSTATUS\tAGE")
 	if l.output == "wide" {
-		fmt.Fprint(w, "\tKIND\tREADY\tGENERATION\tOVERRIDES\tMESSAGE")
+		fmt.Fprint(w, "\tKIND\tREADY\tHEALTH\tGENERATION\tOVERRIDES\tMESSAGE")
 	}
 	fmt.Fprintln(w)
 	for _, s := range items {
 		if l.all {
 			fmt.Fprintf(w, "%s\t", s.Key.Namespace)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s", s.Key.Name, s.Cluster, s.Phase, age(s.CreatedAt))
+		phase, msg := s.Phase, s.Message
+		if why, ok := lost[s.Cluster]; ok && s.Phase != events.WorkDeleted {
+			phase, msg = "Unknown", fmt.Sprintf("cluster %s; last reported %s", why, s.Phase)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s", s.Key.Name, s.Cluster, phase, age(s.CreatedAt))
 		if l.output == "wide" {
 			ready := "-"
 			if s.Replicas > 0 {
 				ready = fmt.Sprintf("%d/%d", s.ReadyReplicas, s.Replicas)
 			}
-			fmt.Fprintf(w, "\t%s\t%s\t%d\t%s\t%s", s.Key.Kind, ready, s.Generation, strings.Join(s.AppliedOverrides, ","), s.Message)
+			health := s.Health
+			if health == "" {
+				health = "-"
+			}
+			fmt.Fprintf(w, "\t%s\t%s\t%s\t%d\t%s\t%s", s.Key.Kind, ready, health, s.Generation, strings.Join(s.AppliedOverrides, ","), msg)
 		}
 		fmt.Fprintln(w)
 	}

@@ -103,7 +103,7 @@ spec:
 		out := s.mustCLI("get", "work", "-n", ns, "-o", "wide")
 		for m, gen := range map[string]string{"cluster1": "2", "cluster2": "1", "cluster3": "2"} {
 			f := strings.Fields(workRow(out, "web", m))
-			if len(f) < 7 || f[6] != gen {
+			if len(f) < 8 || f[7] != gen { // NAME CLUSTER STATUS AGE KIND READY HEALTH GENERATION
 				return fmt.Errorf("%s: want generation %s:\n%s", m, gen, out)
 			}
 		}
@@ -116,7 +116,7 @@ spec:
 		out := s.mustCLI("get", "work", "-n", ns, "-o", "wide")
 		for _, m := range members {
 			f := strings.Fields(workRow(out, "web", m))
-			if len(f) < 7 || f[6] != "2" || f[2] != "Running" {
+			if len(f) < 8 || f[7] != "2" || f[2] != "Running" {
 				return fmt.Errorf("%s:\n%s", m, out)
 			}
 		}
