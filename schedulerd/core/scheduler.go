@@ -56,8 +56,8 @@ type Result struct {
 	// Feasible lists the clusters that passed every filter, sorted.
 	Feasible []string
 	// Diagnosis: every filtered cluster -> its reasons, each
-	// "<Plugin>: <reason>". The slices may be shared between clusters;
-	// treat them as read-only.
+	// "<Plugin>: <reason>". The slices may be shared between clusters
+	// and between results; treat them as read-only.
 	Diagnosis map[string][]string
 	// Scores: every feasible cluster -> the sum of the score plugins.
 	Scores map[string]int64
@@ -94,7 +94,17 @@ type Scheduler struct {
 	scorePrep  []int
 	// normalizers[i] is Scores[i] as a NormalizeScorePlugin, or nil.
 	normalizers []framework.NormalizeScorePlugin
+	// lines remembers the one-line diagnoses ("<Plugin>: <reason>") given
+	// so far, so that results share them (and a snapshot can recognise a
+	// diagnosis it has built before, Snapshot.DiagnosisMap).
+	lines struct {
+		sync.RWMutex
+		m map[reasonKey][]string
+	}
 }
+
+// maxLines bounds Scheduler.lines; beyond it lines are made per decision.
+const maxLines = 4096
 
 // New returns a scheduler running the given profile.
 func New(p framework.Profile) *Scheduler {
@@ -130,29 +140,31 @@ func New(p framework.Profile) *Scheduler {
 // scratch (sync.Pool does at the second garbage collection) or the next
 // call overwrites them, which costs less than clearing them every call.
 type scratch struct {
-	view          []*framework.ClusterInfo // the clusters, sorted by name (read only)
-	buf           []*framework.ClusterInfo // view, when not a snapshot's
-	feasible      []*framework.ClusterInfo
-	feasibleAt    []int32 // the feasible clusters' positions in view
-	cands         []candidate
-	prepared      []*framework.Status // per prepare plugin
-	filterPlugins []indexedFilter     // filters in force for the request
-	reasons       [][]string          // per cluster of view
-	statuses      []*framework.Status // per cluster of view
-	raw           []int64             // one score plugin's scores
-	failed        []diagnosed
-	lastDiag      []lastDiagnosis // per filter plugin
-	keys          []orderKey
-	packed        []uint64
-	tmp           []party
-	at            []int32
-	sorted        []candidate
-	parts         []party
-	heap          websterHeap
+	view           []*framework.ClusterInfo // the clusters, sorted by name (read only)
+	buf            []*framework.ClusterInfo // view, when not a snapshot's
+	feasible       []*framework.ClusterInfo
+	feasibleAt     []int32 // the feasible clusters' positions in view
+	cands          []candidate
+	prepared       []*framework.Status // per prepare plugin
+	filterPlugins  []indexedFilter     // filters in force for the request
+	reasons        [][]string          // per cluster of view
+	statuses       []*framework.Status // per cluster of view
+	raw            []int64             // one score plugin's scores
+	failed         []diagnosed
+	failedClusters []*framework.ClusterInfo
+	failedReasons  [][]string
+	lastDiag       []lastDiagnosis // per filter plugin
+	keys           []orderKey
+	packed         []uint64
+	tmp            []party
+	at             []int32
+	sorted         []candidate
+	parts          []party
+	heap           websterHeap
 }
 
 type diagnosed struct {
-	cluster string
+	c       *framework.ClusterInfo
 	reasons []string
 }
 
@@ -358,7 +370,7 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 		}
 	}
 	sc.filterPlugins = filters
-	d := diagnoser{names: s.profile.Filters, last: sc.lastDiag[:0]}
+	d := diagnoser{s: s, last: sc.lastDiag[:0]}
 	for range s.profile.Filters {
 		d.last = append(d.last, lastDiagnosis{})
 	}
@@ -398,14 +410,23 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 			at = append(at, int32(i))
 			continue
 		}
-		failed = append(failed, diagnosed{c.Name, rs})
+		failed = append(failed, diagnosed{c, rs})
 	}
 	sc.feasibleAt = at
 	if len(failed) > 0 {
-		// Built once at its final size: growing it showed in profiles.
-		res.Diagnosis = make(map[string][]string, len(failed))
-		for _, f := range failed {
-			res.Diagnosis[f.cluster] = f.reasons
+		if snap := req.Snapshot; snap != nil {
+			cs, rs := sc.failedClusters[:0], sc.failedReasons[:0]
+			for _, f := range failed {
+				cs, rs = append(cs, f.c), append(rs, f.reasons)
+			}
+			res.Diagnosis = snap.DiagnosisMap(cs, rs)
+			sc.failedClusters, sc.failedReasons = cs, rs
+		} else {
+			// Built once at its final size: growing it showed in profiles.
+			res.Diagnosis = make(map[string][]string, len(failed))
+			for _, f := range failed {
+				res.Diagnosis[f.c.Name] = f.reasons
+			}
 		}
 	}
 	clear(d.last)
@@ -425,9 +446,9 @@ type indexedFilter struct {
 // clusters fail one plugin for one shared reason: they get one shared
 // diagnosis slice instead of a string and a slice each.
 type diagnoser struct {
-	names  []framework.FilterPlugin
-	last   []lastDiagnosis // per filter plugin
-	shared map[reasonKey][]string
+	s      *Scheduler
+	last   []lastDiagnosis        // per filter plugin
+	shared map[reasonKey][]string // lines made for this decision only
 }
 
 type reasonKey struct {
@@ -452,13 +473,30 @@ func (d *diagnoser) line(pi int, reason string) []string {
 		return l.d
 	}
 	k := reasonKey{pi, reason}
-	line, ok := d.shared[k]
+	lines := &d.s.lines
+	lines.RLock()
+	line, ok := lines.m[k]
+	lines.RUnlock()
 	if !ok {
-		if d.shared == nil {
-			d.shared = make(map[reasonKey][]string)
+		line, ok = d.shared[k]
+	}
+	if !ok {
+		line = []string{d.s.profile.Filters[pi].Name() + ": " + reason}
+		lines.Lock()
+		if prev, ok := lines.m[k]; ok {
+			line = prev
+		} else if len(lines.m) < maxLines {
+			if lines.m == nil {
+				lines.m = make(map[reasonKey][]string)
+			}
+			lines.m[k] = line
+		} else {
+			if d.shared == nil {
+				d.shared = make(map[reasonKey][]string)
+			}
+			d.shared[k] = line
 		}
-		line = []string{d.names[pi].Name() + ": " + reason}
-		d.shared[k] = line
+		lines.Unlock()
 	}
 	d.last[pi] = lastDiagnosis{reason, line}
 	return line

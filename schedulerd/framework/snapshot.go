@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/flotilla-io/flotilla/events/policy"
 	corev1 "k8s.io/api/core/v1"
@@ -30,6 +31,9 @@ type Snapshot struct {
 	// set's names to 0, and the sets seen once.
 	templates map[uint64]*scoreTemplate
 	seenSets  map[uint64]bool
+	// DiagnosisMap's, alike.
+	diagnoses     map[uint64]*diagnosisTemplate
+	seenDiagnoses map[uint64]bool
 }
 
 type derived struct {
@@ -214,6 +218,77 @@ func (s *Snapshot) ScoreMap(clusters []*ClusterInfo, scores []int64) map[string]
 		if v := scores[k]; v != 0 {
 			m[c.Name] = v
 		}
+	}
+	return m
+}
+
+// DiagnosisMap returns a new map from the name of each of clusters to the
+// reasons at the same index. Like ScoreMap, it copies a map kept for a
+// recurring diagnosis: the same clusters (of this snapshot) with the very
+// same reason slices (the scheduler shares them between decisions), once
+// seen twice.
+func (s *Snapshot) DiagnosisMap(clusters []*ClusterInfo, reasons [][]string) map[string][]string {
+	var stack [16]uint64
+	set, h, ok := s.setOf(clusters, stack[:0])
+	if !ok {
+		return insertDiagnosis(clusters, reasons)
+	}
+	for _, r := range reasons[:len(clusters)] {
+		h ^= uint64(uintptr(unsafe.Pointer(unsafe.SliceData(r)))) + uint64(len(r))
+		h *= 1099511628211
+	}
+	same := func(t *diagnosisTemplate) bool {
+		if t == nil || !slices.Equal(t.set, set) || len(t.reasons) != len(clusters) {
+			return false
+		}
+		for i, r := range reasons[:len(clusters)] {
+			if tr := t.reasons[i]; len(tr) != len(r) || unsafe.SliceData(tr) != unsafe.SliceData(r) {
+				return false
+			}
+		}
+		return true
+	}
+	s.mu.RLock()
+	t := s.diagnoses[h]
+	s.mu.RUnlock()
+	if !same(t) {
+		s.mu.Lock()
+		t = s.diagnoses[h]
+		switch {
+		case same(t):
+		case t == nil && s.seenDiagnoses[h] && len(s.diagnoses) < maxTemplates:
+			t = &diagnosisTemplate{set: slices.Clone(set), reasons: slices.Clone(reasons[:len(clusters)]), m: insertDiagnosis(clusters, reasons)}
+			if s.diagnoses == nil {
+				s.diagnoses = make(map[uint64]*diagnosisTemplate)
+			}
+			s.diagnoses[h] = t
+		default:
+			if s.seenDiagnoses == nil {
+				s.seenDiagnoses = make(map[uint64]bool)
+			}
+			if len(s.seenDiagnoses) < maxSeenSets {
+				s.seenDiagnoses[h] = true
+			}
+			t = nil
+		}
+		s.mu.Unlock()
+		if t == nil {
+			return insertDiagnosis(clusters, reasons)
+		}
+	}
+	return maps.Clone(t.m)
+}
+
+type diagnosisTemplate struct {
+	set     []uint64
+	reasons [][]string
+	m       map[string][]string
+}
+
+func insertDiagnosis(clusters []*ClusterInfo, reasons [][]string) map[string][]string {
+	m := make(map[string][]string, len(clusters))
+	for i, c := range clusters {
+		m[c.Name] = reasons[i]
 	}
 	return m
 }

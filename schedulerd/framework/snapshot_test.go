@@ -72,3 +72,51 @@ func TestUnitsAgreesWithQuantity(t *testing.T) {
 		}
 	}
 }
+
+// DiagnosisMap gives the map of names to reasons, the very slices given,
+// whatever it remembers from earlier calls, concurrently.
+func TestDiagnosisMap(t *testing.T) {
+	cs := make([]ClusterInfo, 90)
+	for i := range cs {
+		cs[i] = ClusterInfo{Name: fmt.Sprintf("c%03d", i)}
+	}
+	snap := NewSnapshot(cs)
+	view := snap.View()
+	lines := [][]string{{"A: one"}, {"B: two"}, {"A: one", "B: two"}}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 2))
+			for range 3000 {
+				var clusters []*ClusterInfo
+				var reasons [][]string
+				keep := r.IntN(3)
+				for i, c := range view {
+					if (i+keep)%(keep+2) == 0 {
+						clusters = append(clusters, c)
+						l := lines[(i+keep)%len(lines)]
+						if r.IntN(40) == 0 {
+							l = []string{l[0]} // same text, another slice
+						}
+						reasons = append(reasons, l)
+					}
+				}
+				got := snap.DiagnosisMap(clusters, reasons)
+				if len(got) != len(clusters) {
+					t.Errorf("DiagnosisMap has %d entries, want %d", len(got), len(clusters))
+					return
+				}
+				for i, c := range clusters {
+					if g := got[c.Name]; len(g) != len(reasons[i]) || &g[0] != &reasons[i][0] {
+						t.Errorf("%s: DiagnosisMap gives %v (%p), want %v (%p)", c.Name, g, g, reasons[i], reasons[i])
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(snap.diagnoses) == 0 {
+		t.Errorf("no diagnosis was remembered: the test does not cover copying")
+	}
+}
