@@ -390,10 +390,22 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 				statuses[i] = f.p.Filter(req, c)
 			}
 		}
+		// Plugins mostly return one shared status for one reason: its
+		// diagnosis line is looked up once per run of equal statuses.
+		var lastSt *framework.Status
+		var lastLine []string
 		for i, st := range statuses {
-			if !st.IsSuccess() {
-				reasons[i] = d.add(reasons[i], f.i, st)
+			if st.IsSuccess() {
+				continue
 			}
+			if reasons[i] == nil && len(st.Reasons) == 1 {
+				if st != lastSt {
+					lastSt, lastLine = st, d.line(f.i, st.Reasons[0])
+				}
+				reasons[i] = lastLine
+				continue
+			}
+			reasons[i] = d.add(reasons[i], f.i, st)
 		}
 	}
 	sc.reasons, sc.statuses = reasons, statuses
@@ -402,8 +414,10 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 	failed := sc.failed[:0]
 	for i, c := range view {
 		rs := reasons[i]
-		for _, r := range failedPrepare {
-			rs = addReason(rs, []string{r})
+		if failedPrepare != nil {
+			for _, r := range failedPrepare {
+				rs = addReason(rs, []string{r})
+			}
 		}
 		if len(rs) == 0 {
 			feasible = append(feasible, c)

@@ -31,6 +31,7 @@ type Snapshot struct {
 	// set's names to 0, and the sets seen once.
 	templates map[uint64]*scoreTemplate
 	seenSets  map[uint64]bool
+	memo      map[string]any // Memo's
 	// DiagnosisMap's, alike.
 	diagnoses     map[uint64]*diagnosisTemplate
 	seenDiagnoses map[uint64]bool
@@ -116,6 +117,42 @@ func (s *Snapshot) Clusters() []ClusterInfo {
 		return nil
 	}
 	return s.clusters
+}
+
+// IsView reports whether clusters is this snapshot's View (the very
+// slice), so that a value per cluster index (Memo) applies to it.
+func (s *Snapshot) IsView(clusters []*ClusterInfo) bool {
+	return s != nil && len(clusters) == len(s.view) && len(clusters) > 0 && &clusters[0] == &s.view[0]
+}
+
+// maxMemo bounds Memo's entries; beyond it values are computed each time.
+const maxMemo = 4096
+
+// Memo returns what compute returns for key, computed once per snapshot:
+// a plugin keeps there what it derives from the clusters for a kind of
+// request (its answer per cluster index, say), under a key that starts
+// with its name and holds everything the value depends on. compute must
+// depend on the snapshot and the key only; the value is shared and
+// read-only.
+func (s *Snapshot) Memo(key string, compute func() any) any {
+	s.mu.RLock()
+	v, ok := s.memo[key]
+	s.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = compute()
+	s.mu.Lock()
+	if prev, ok := s.memo[key]; ok {
+		v = prev
+	} else if len(s.memo) < maxMemo {
+		if s.memo == nil {
+			s.memo = make(map[string]any)
+		}
+		s.memo[key] = v
+	}
+	s.mu.Unlock()
+	return v
 }
 
 // Priced reports whether any cluster has prices (ClusterInfo.Prices).

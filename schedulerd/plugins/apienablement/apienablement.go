@@ -25,8 +25,32 @@ func New() APIEnablement { return APIEnablement{} }
 // Name implements framework.Plugin.
 func (APIEnablement) Name() string { return Name }
 
-// FilterAll implements framework.BatchFilterPlugin.
+// FilterAll implements framework.BatchFilterPlugin. On a snapshot's view
+// the answer per cluster for the binding's API resource is worked out
+// once per snapshot (Snapshot.Memo) and shared by every binding of that
+// resource.
 func (p APIEnablement) FilterAll(req *framework.Request, clusters []*framework.ClusterInfo, statuses []*framework.Status) {
+	gv, kind := req.Binding.APIVersion, req.Binding.Key.Kind
+	if gv == "" || kind == "" {
+		return
+	}
+	if snap := req.Snapshot; snap.IsView(clusters) {
+		answers := snap.Memo(Name+"\x00"+gv+"\x00"+kind, func() any {
+			out := make([]*framework.Status, len(clusters))
+			for i, c := range clusters {
+				if c.APIEnablements != nil {
+					out[i] = served(c, gv, kind)
+				}
+			}
+			return out
+		}).([]*framework.Status)
+		for i, st := range answers {
+			if st != nil && !req.InPrevious(clusters[i].Name) {
+				statuses[i] = st
+			}
+		}
+		return
+	}
 	for i, c := range clusters {
 		if c.APIEnablements != nil {
 			statuses[i] = p.Filter(req, c)
@@ -43,6 +67,11 @@ func (APIEnablement) Filter(req *framework.Request, c *framework.ClusterInfo) *f
 	if gv == "" || kind == "" {
 		return nil // nothing to check against; the binding names no API resource
 	}
+	return served(c, gv, kind)
+}
+
+// served is nil when the cluster lists the resource, else why not.
+func served(c *framework.ClusterInfo, gv, kind string) *framework.Status {
 	for i := range c.APIEnablements {
 		en := &c.APIEnablements[i]
 		if en.GroupVersion != gv {

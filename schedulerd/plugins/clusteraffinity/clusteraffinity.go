@@ -31,10 +31,15 @@ func (p ClusterAffinity) FilterAll(req *framework.Request, clusters []*framework
 		return
 	}
 	primary := &req.Affinities[0]
+	overflow := req.Workload && len(req.Affinities) > 1
 	if hits := primary.Hits(clusters); hits != nil {
 		for i, ok := range hits {
-			if !ok {
+			switch {
+			case ok:
+			case overflow:
 				statuses[i] = p.Filter(req, clusters[i])
+			default:
+				statuses[i] = unfit
 			}
 		}
 		return
