@@ -486,6 +486,14 @@ func appendFloat(b []byte, f float64) []byte {
 
 const hex = "0123456789abcdef"
 
+// plain marks the ASCII bytes appendString copies as they are.
+var plain = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
 // appendString quotes s as encoding/json does with HTML escaping on (its
 // default): <, >, & and control characters as \u00XX (\b \f \n \r \t
 // short), invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
@@ -494,7 +502,7 @@ func appendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if plain[b] {
 				i++
 				continue
 			}

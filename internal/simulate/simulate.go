@@ -276,6 +276,36 @@ type claims struct {
 type claim struct {
 	policy    *policyd.PolicyCandidate // nil: no policy matches
 	overrides []policy.OverridePolicy
+
+	// What renderAll derives from the overrides, computed once.
+	once       sync.Once
+	policyName []string        // render.PolicyName of each override
+	touched    map[string]bool // replica field -> does some override touch it
+}
+
+// names returns render.PolicyName of each override.
+func (c *claim) names() []string {
+	c.derive()
+	return c.policyName
+}
+
+// touch reports whether some override may read or write spec.<field>.
+func (c *claim) touch(field string) bool {
+	c.derive()
+	return c.touched[field]
+}
+
+func (c *claim) derive() {
+	c.once.Do(func() {
+		c.policyName = make([]string, len(c.overrides))
+		c.touched = map[string]bool{}
+		for i := range c.overrides {
+			c.policyName[i] = render.PolicyName(&c.overrides[i])
+			for _, field := range []string{"replicas", "parallelism"} {
+				c.touched[field] = c.touched[field] || touches(&c.overrides[i], field)
+			}
+		}
+	})
 }
 
 func newClaims(pols []policyd.PolicyCandidate, ovs []policyd.OverrideCandidate) *claims {
@@ -459,7 +489,7 @@ func (w *world) simulate(td *templateDoc) Result {
 		res.Clusters = slices.Clone(targets)
 		slices.SortStableFunc(res.Clusters, func(a, b events.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
 	}
-	w.renderAll(t.Object, &b, &res)
+	w.renderAll(t.Object, &b, c, &res)
 	return res
 }
 
@@ -482,7 +512,7 @@ func noPolicyError(r policy.ResourceFacts) string {
 // (Render sets it before the overrides). When one may, every replica count
 // is rendered on its own. Manifests may share unchanged subtrees: the
 // output is read-only.
-func (w *world) renderAll(tpl map[string]any, b *events.Binding, res *Result) {
+func (w *world) renderAll(tpl map[string]any, b *events.Binding, c *claim, res *Result) {
 	type rendered struct {
 		obj      map[string]any
 		applied  []string
@@ -491,18 +521,12 @@ func (w *world) renderAll(tpl map[string]any, b *events.Binding, res *Result) {
 	}
 	var memo map[string]rendered
 	var sig []byte
-	names := make([]string, len(b.Overrides))
-	for i := range b.Overrides {
-		names[i] = render.PolicyName(&b.Overrides[i])
-	}
+	names := c.names()
 	field := ""
 	if b.Replicas > 0 {
 		field = replicaField(tpl)
 	}
-	perReplicas := false
-	for i := range b.Overrides {
-		perReplicas = perReplicas || (field != "" && touches(&b.Overrides[i], field))
-	}
+	perReplicas := field != "" && c.touch(field)
 	for _, tc := range res.Clusters {
 		rc := w.clusters.renderCluster(tc.Name)
 		var rp *int32
