@@ -96,7 +96,7 @@ func TestClaimsMemoMatchesPolicyd(t *testing.T) {
 	inputs := map[string][]validation.Document{
 		"selectors":         mustLoad(t, claimsInput()),
 		"selectors-unnamed": mustLoad(t, unnamed),
-		"bench":     validation.Load([]string{benchInput(t, 300, 20)}, nil).Docs,
+		"bench":             validation.Load([]string{benchInput(t, 300, 20)}, nil).Docs,
 	}
 	for _, dir := range []string{"seed000", "seed002", "seed004"} {
 		inputs[dir] = validation.Load([]string{filepath.Join(examples, dir)}, nil).Docs
