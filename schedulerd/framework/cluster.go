@@ -147,6 +147,9 @@ func Units(name corev1.ResourceName, q resource.Quantity) int64 {
 }
 
 func unitsIn(l corev1.ResourceList, name corev1.ResourceName) int64 {
+	if len(l) == 0 {
+		return 0
+	}
 	q, ok := l[name]
 	if !ok {
 		return 0

@@ -36,6 +36,9 @@ func (c *ClusterInfo) Prices() (p Prices, ok bool) {
 }
 
 func pricesOf(c *ClusterInfo) (Prices, bool) {
+	if len(c.Annotations) < 2 {
+		return Prices{}, false // both annotations are needed
+	}
 	cpu, ok1 := price(c.Annotations, AnnotationCPUPrice)
 	mem, ok2 := price(c.Annotations, AnnotationMemoryPrice)
 	if !ok1 || !ok2 {
