@@ -44,6 +44,9 @@ type Handler struct {
 	view *clusterView
 	// work: each template's last status per cluster (health for failover).
 	work map[events.ObjectKey]map[string]events.WorkStatus
+	// ruleSince: since when each template's applicationFailureDetection
+	// rules have held in each cluster (observed from work statuses).
+	ruleSince map[events.ObjectKey]map[string]time.Time
 	// due: when each template's failover rules must be looked at again.
 	due     map[events.ObjectKey]time.Time
 	limiter *rate.Limiter
@@ -63,6 +66,7 @@ func NewHandler(pub events.Publisher, instance string, sched *core.Scheduler, m 
 		members: map[string]*member{}, bindings: map[events.ObjectKey]events.Binding{},
 		placements: map[events.ObjectKey]events.PlacementDecision{}, now: time.Now,
 		work: map[events.ObjectKey]map[string]events.WorkStatus{}, due: map[events.ObjectKey]time.Time{}, reserved: reservations{},
+		ruleSince: map[events.ObjectKey]map[string]time.Time{},
 		limiter: rate.NewLimiter(rate.Limit(DefaultEvictionLimit.PerSecond), DefaultEvictionLimit.Burst)}
 }
 
@@ -186,10 +190,16 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 	if err := h.rescheduleAfterClusterChange(ctx, e); err != nil {
 		return err
 	}
-	if events.Type(e.Type()) == events.TypeClusterHealthChanged {
+	switch events.Type(e.Type()) {
+	case events.TypeClusterHealthChanged:
 		var c events.ClusterHealth
 		_ = events.Decode(e, &c)
 		return h.evaluateFailoverOn(ctx, e, c.Cluster)
+	case events.TypeClusterRegistered:
+		// spec.taints of the Cluster object count for NoExecute too.
+		var r events.ClusterRegistration
+		_ = events.Decode(e, &r)
+		return h.evaluateFailoverOn(ctx, e, r.Name)
 	}
 	return nil
 }
@@ -356,15 +366,6 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	}
 	in.Evicted, in.Previous = evictedNames(evs), withoutEvicted(in.Previous, evs)
 	res := h.sched.Schedule(in)
-	if !res.Scheduled && res.Unfit && slices.ContainsFunc(evs, func(e events.Eviction) bool { return !e.Kept() }) {
-		// Nowhere else to go: a template that would run nowhere may return
-		// to the clusters it was evicted from once their copies are purged.
-		kept := slices.DeleteFunc(slices.Clone(evs), func(e events.Eviction) bool { return !e.Kept() })
-		in.Evicted = evictedNames(kept)
-		if again := h.sched.Schedule(in); again.Scheduled {
-			res, evs = again, kept
-		}
-	}
 	if len(evs) == 0 {
 		evs = nil
 	}
@@ -404,6 +405,9 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	}
 	h.reserve(b, before, p.Clusters)
 	h.placements[k] = remembered(p)
+	// A new placement (new clusters, a changed policy and its tolerations)
+	// may change what failover must do: look on the next tick.
+	h.due[k] = h.now()
 	if p.Scheduled {
 		h.metrics.decisions.WithLabelValues("scheduled").Inc()
 	} else {

@@ -75,16 +75,49 @@ func (h *Handler) recordWork(st events.WorkStatus, deleted bool) bool {
 		if len(m) == 0 {
 			delete(h.work, st.Key)
 		}
+		h.noteRules(st, false)
 		return true
 	}
+	defer h.noteRules(st, true)
 	if m == nil {
 		m = map[string]events.WorkStatus{}
 		h.work[st.Key] = m
 	}
 	m[st.Cluster] = events.WorkStatus{Key: st.Key, Cluster: st.Cluster, Generation: st.Generation, BindingRevision: st.BindingRevision,
 		Phase: st.Phase, Replicas: st.Replicas, ReadyReplicas: st.ReadyReplicas, Health: st.Health, AvailableReplicas: st.AvailableReplicas,
-		UnavailableReplicas: st.UnavailableReplicas, UnhealthySince: st.UnhealthySince, UpdatedAt: st.UpdatedAt}
+		UnavailableReplicas: st.UnavailableReplicas, UnhealthySince: st.UnhealthySince, PreservedState: st.PreservedState, UpdatedAt: st.UpdatedAt}
 	return true
+}
+
+// noteRules keeps since when the template's applicationFailureDetection
+// rules have held in the status's cluster: from the first status they hold
+// for (after a schedulerd restart: the last status read back, which is no
+// earlier than when they began to hold, so a toleration is never cut short).
+func (h *Handler) noteRules(st events.WorkStatus, present bool) {
+	holds := false
+	if b, ok := h.bindings[st.Key]; ok && present {
+		_, holds = failover.RulesHold(failover.Behavior(b.Spec), st)
+	}
+	m := h.ruleSince[st.Key]
+	if !holds {
+		delete(m, st.Cluster)
+		if len(m) == 0 {
+			delete(h.ruleSince, st.Key)
+		}
+		return
+	}
+	if _, ok := m[st.Cluster]; ok {
+		return
+	}
+	if m == nil {
+		m = map[string]time.Time{}
+		h.ruleSince[st.Key] = m
+	}
+	at := st.UpdatedAt
+	if at.IsZero() {
+		at = h.now()
+	}
+	m[st.Cluster] = at
 }
 
 // Tick evaluates the templates whose toleration, grace period or deferred
@@ -104,6 +137,7 @@ func (h *Handler) Tick(ctx context.Context) error {
 	for _, k := range keys {
 		delete(h.due, k)
 		if err := h.evaluateFailover(ctx, events.Event{}, k); err != nil {
+			h.due[k] = now // a failed publish is tried again on the next tick
 			return err
 		}
 	}
@@ -179,7 +213,7 @@ func (h *Handler) evaluateFailover(ctx context.Context, cause events.Event, k ev
 	}
 	now := h.now()
 	view := h.failoverView()
-	v := failover.Evaluate(failover.Input{Now: now, Binding: b, Placement: p, Health: view.health, Taints: view.taints, Work: h.work[k]})
+	v := failover.Evaluate(failover.Input{Now: now, Binding: b, Placement: p, Health: view.health, Taints: view.taints, Work: h.work[k], RuleSince: h.ruleSince[k]})
 	next := v.NextCheck
 	var evicts []events.Eviction
 	for _, e := range v.Evict {
@@ -218,6 +252,9 @@ func (h *Handler) evaluateFailover(ctx context.Context, cause events.Event, k ev
 		return err
 	}
 	to := h.placements[k]
+	if samePlacement(p, to) {
+		return nil // nothing changed (cannot happen for an eviction): no history
+	}
 	for _, e := range evicts {
 		h.metrics.evictions.WithLabelValues(e.Reason).Inc()
 		h.logf("evicted", k, e, from, to.Clusters)

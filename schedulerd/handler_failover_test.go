@@ -290,3 +290,102 @@ func TestARescheduleEndsAPurgeModeNeverEviction(t *testing.T) {
 		t.Fatalf("flotilla reschedule must end the Never eviction and place 2/2/2 again: %s %+v", targetsOf(p), p.Evictions)
 	}
 }
+
+func TestFailoverLooksAgainWhenThePolicyOrTheClusterObjectChanges(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	ctx := context.Background()
+	t.Run("a policy edit that drops the toleration of a NoExecute taint evicts on the next tick", func(t *testing.T) {
+		h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
+		b := weighted(6, 1, map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1})
+		b.Spec.Placement.ClusterTolerations = []corev1.Toleration{{Key: policy.TaintClusterNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}}
+		if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+			t.Fatal(err)
+		}
+		added := metav1.NewTime(clk.t)
+		health(t, h, clk, "cluster1", "NotReady", corev1.Taint{Key: policy.TaintClusterNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &added})
+		tick(t, h)
+		if got := targetsOf(lastPlacement(rec)); got != "cluster1=2,cluster2=2,cluster3=2" {
+			t.Fatalf("a tolerated taint keeps the workload: %s", got)
+		}
+		b2 := b
+		b2.Revision = 2
+		b2.Spec = &policy.PropagationSpec{Placement: b.Spec.Placement}
+		b2.Spec.Placement.ClusterTolerations = nil
+		if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b2)); err != nil {
+			t.Fatal(err)
+		}
+		clk.advance(time.Second)
+		tick(t, h)
+		if got := targetsOf(lastPlacement(rec)); got != "cluster2=3,cluster3=3" {
+			t.Fatalf("without the toleration cluster1 must be left: %s", got)
+		}
+	})
+	t.Run("a NoExecute taint in the Cluster object's spec evicts", func(t *testing.T) {
+		h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
+		if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, weighted(6, 1, map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1}))); err != nil {
+			t.Fatal(err)
+		}
+		reg := events.ClusterRegistration{Name: "cluster1", Generation: 2}
+		reg.Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}}
+		if err := h.Handle(ctx, ev(t, events.TypeClusterRegistered, reg)); err != nil {
+			t.Fatal(err)
+		}
+		if got := targetsOf(lastPlacement(rec)); got != "cluster2=3,cluster3=3" {
+			t.Fatalf("the maintenance taint must evict cluster1: %s", got)
+		}
+	})
+}
+
+func TestAWorkloadUnhealthyEverywhereIsEvictedOnceAndStaysUnschedulable(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2")
+	b := weighted(4, 1, map[string]int64{"cluster1": 1, "cluster2": 1})
+	b.Spec.Failover = &policy.FailoverBehavior{Application: &policy.ApplicationFailoverBehavior{
+		DecisionConditions: policy.DecisionConditions{TolerationSeconds: i32p(0)}, PurgeMode: "Directly"}}
+	ctx := context.Background()
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"cluster1", "cluster2"} {
+		since := clk.t
+		st := events.WorkStatus{Key: key, Cluster: c, Generation: 1, Replicas: 2, Health: events.WorkUnhealthy, UnhealthySince: &since, UpdatedAt: clk.t}
+		if err := h.Handle(ctx, ev(t, events.TypeWorkStatusChanged, st)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		clk.advance(500 * time.Millisecond)
+		tick(t, h)
+	}
+	if n := len(failoverRecords(rec, events.TypeFailoverEvicted)); n != 2 {
+		t.Fatalf("each cluster is evicted once, got %d evictions (flapping)", n)
+	}
+	if p := lastPlacement(rec); p.Scheduled || len(p.Clusters) != 0 {
+		t.Fatalf("with both clusters evicted the workload is unschedulable until a reschedule: %s", targetsOf(p))
+	}
+}
+
+func TestPreservedStateReachesTheEvictionThroughTheHandler(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
+	b := weighted(6, 1, map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1})
+	b.Spec.Failover = &policy.FailoverBehavior{Application: &policy.ApplicationFailoverBehavior{
+		DecisionConditions: policy.DecisionConditions{TolerationSeconds: i32p(10)},
+		StatePreservation:  &policy.StatePreservation{Rules: []policy.StatePreservationRule{{AliasLabelName: "example.io/rev", JSONPath: "{.updateRevision}"}}}}}
+	ctx := context.Background()
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+		t.Fatal(err)
+	}
+	st := events.WorkStatus{Key: key, Cluster: "cluster1", Generation: 1, Replicas: 2, AvailableReplicas: 2, Health: events.WorkHealthy,
+		PreservedState: map[string]string{"example.io/rev": "web-42"}, UpdatedAt: clk.t}
+	if err := h.Handle(ctx, ev(t, events.TypeWorkStatusChanged, st)); err != nil {
+		t.Fatal(err)
+	}
+	health(t, h, clk, "cluster1", "Unreachable")
+	clk.advance(10 * time.Second)
+	tick(t, h)
+	p := lastPlacement(rec)
+	if len(p.Evictions) != 1 || p.Evictions[0].PreservedLabels["example.io/rev"] != "web-42" {
+		t.Fatalf("the eviction must carry cluster1's preserved state: %+v", p.Evictions)
+	}
+}

@@ -127,7 +127,20 @@ func (b *Bus) Publish(ctx context.Context, subj string, e events.Event) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.js.PublishMsg(ctx, msg); err != nil {
+	// Number it like a deferred event: a deferred event on the same subject
+	// whose publish failed earlier must not be retried on top of this one.
+	b.pubMu.Lock()
+	b.pubSeq++
+	seq := b.pubSeq
+	b.latest[subj] = seq
+	b.pubMu.Unlock()
+	_, err = b.js.PublishMsg(ctx, msg)
+	b.pubMu.Lock()
+	if b.latest[subj] == seq {
+		delete(b.latest, subj)
+	}
+	b.pubMu.Unlock()
+	if err != nil {
 		b.metrics.published(e.Type(), "error")
 		return fmt.Errorf("publish %s on %s: %w", e.Type(), subj, err)
 	}

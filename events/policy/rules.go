@@ -102,7 +102,7 @@ func parseThresholdDuration(s string) (time.Duration, bool) {
 		return time.Duration(n * float64(unit)), true
 	}
 	// Compound Go durations such as 1m30s (or 1min30s).
-	d, err := time.ParseDuration(strings.ReplaceAll(s, "min", "m"))
+	d, err := time.ParseDuration(strings.NewReplacer("mins", "m", "min", "m").Replace(s))
 	return d, err == nil
 }
 

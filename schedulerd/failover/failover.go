@@ -72,6 +72,11 @@ type Input struct {
 	Taints map[string][]corev1.Taint
 	// Work: the template's last status per cluster.
 	Work map[string]events.WorkStatus
+	// RuleSince: per cluster, since when the template's
+	// applicationFailureDetection rules have held there, as the caller
+	// observed it from the work statuses (see RulesHold); a cluster missing
+	// here has no rule holding.
+	RuleSince map[string]time.Time
 }
 
 // Purge releases one kept copy.
@@ -338,20 +343,42 @@ func preserves(fo policy.FailoverBehavior, reason string) bool {
 // (zero: it is not), and why, in words.
 func unhealthySince(in Input, fo policy.FailoverBehavior, cluster string, h *events.ClusterHealth) (time.Time, string) {
 	if h != nil && (h.State == "NotReady" || h.State == "Unreachable") {
-		return h.Since, fmt.Sprintf("%s has been %s", cluster, h.State)
+		// Unavailable since its first failed probe: that survives a swap
+		// between NotReady and Unreachable, which restarts Since.
+		since := h.Since
+		if h.FailingSince != nil && h.FailingSince.Before(since) {
+			since = *h.FailingSince
+		}
+		return since, fmt.Sprintf("%s has been %s (probes failing since %s)", cluster, h.State, since.UTC().Format(time.RFC3339))
 	}
 	st, ok := in.Work[cluster]
-	if !ok || st.UnhealthySince == nil {
+	if !ok {
 		return time.Time{}, ""
 	}
 	if len(fo.ApplicationFailureDetection) == 0 {
-		if st.Health != events.WorkUnhealthy {
+		if st.Health != events.WorkUnhealthy || st.UnhealthySince == nil {
 			return time.Time{}, ""
 		}
 		return *st.UnhealthySince, fmt.Sprintf("the workload has been unhealthy in %s (%d/%d replicas available)", cluster, st.AvailableReplicas, st.Replicas)
 	}
-	if st.Replicas <= 0 {
+	since, ok := in.RuleSince[cluster]
+	if !ok {
 		return time.Time{}, ""
+	}
+	held, holds := RulesHold(fo, st)
+	if !holds {
+		return time.Time{}, ""
+	}
+	return since, fmt.Sprintf("%s held in %s (%d of %d replicas unavailable)", held, cluster, st.UnavailableReplicas, st.Replicas)
+}
+
+// RulesHold reports whether any applicationFailureDetection rule holds for
+// a work status, and which ("" and false without rules). Rules replace the
+// interpreter's verdict: a PodUnavailable rule reads unavailableReplicas /
+// replicas, whatever Health says.
+func RulesHold(fo policy.FailoverBehavior, st events.WorkStatus) (string, bool) {
+	if len(fo.ApplicationFailureDetection) == 0 || st.Replicas <= 0 {
+		return "", false
 	}
 	percent := 100 * float64(st.UnavailableReplicas) / float64(st.Replicas)
 	var held []string
@@ -361,8 +388,5 @@ func unhealthySince(in Input, fo policy.FailoverBehavior, cluster string, h *eve
 			held = append(held, fmt.Sprintf("%q", r.Rule))
 		}
 	}
-	if len(held) == 0 {
-		return time.Time{}, ""
-	}
-	return *st.UnhealthySince, fmt.Sprintf("%s held in %s (%d of %d replicas unavailable)", strings.Join(held, ", "), cluster, st.UnavailableReplicas, st.Replicas)
+	return strings.Join(held, ", "), len(held) > 0
 }

@@ -170,6 +170,8 @@ func TestApplicationFailover(t *testing.T) {
 			fo: seed000(), health: &events.ClusterHealth{State: "Unreachable", Since: t0}, now: secs(60), want: "cluster1:ApplicationFailure:Gracefully"},
 		{name: "a NotReady cluster counts as unhealthy too",
 			fo: seed000(), health: &events.ClusterHealth{State: "NotReady", Since: t0}, now: secs(61), want: "cluster1:ApplicationFailure:Gracefully"},
+		{name: "the toleration counts from the first failed probe, so a NotReady to Unreachable swap does not restart it",
+			fo: seed000(), health: &events.ClusterHealth{State: "Unreachable", Since: t0.Add(secs(50)), FailingSince: at(0)}, now: secs(60), want: "cluster1:ApplicationFailure:Gracefully"},
 		{name: "a Suspect cluster (one failed probe) is not yet unhealthy",
 			fo: seed000(), health: &events.ClusterHealth{State: "Suspect", Since: t0}, now: secs(600)},
 		{name: "an unhealthy workload is evicted after tolerationSeconds",
@@ -202,6 +204,10 @@ func TestApplicationFailover(t *testing.T) {
 			}
 			if tt.work != nil {
 				in.Work["cluster1"] = *tt.work
+				// The caller records when the rules began to hold (here: from the start).
+				if _, holds := RulesHold(Behavior(in.Binding.Spec), *tt.work); holds {
+					in.RuleSince = map[string]time.Time{"cluster1": *tt.work.UnhealthySince}
+				}
 			}
 			v := Evaluate(in)
 			if got := evicted(v); got != tt.want {
@@ -333,6 +339,33 @@ func TestStatePreservationTravelsWithTheEviction(t *testing.T) {
 		in.Work["cluster1"] = events.WorkStatus{Cluster: "cluster1", PreservedState: map[string]string{"a": "b"}}
 		if e := Evaluate(in).Evict[0]; e.PreservedLabels != nil || e.ClustersBeforeFailover != nil {
 			t.Fatalf("want nothing carried: %+v", e)
+		}
+	})
+}
+
+func TestAPodUnavailableRuleCountsFromWhenItBeganToHold(t *testing.T) {
+	fo := &policy.FailoverBehavior{ApplicationFailureDetection: []policy.DetectionRule{{Rule: "PodUnavailable > 30%"}},
+		Application: &policy.ApplicationFailoverBehavior{DecisionConditions: policy.DecisionConditions{TolerationSeconds: i32(60)}}}
+	in := divided222(fo)
+	// Unhealthy (1 of 10 unavailable) for 290 s, then 4 of 10 for the last 10 s.
+	in.Work["cluster1"] = events.WorkStatus{Cluster: "cluster1", Replicas: 10, AvailableReplicas: 6, UnavailableReplicas: 4, Health: events.WorkUnhealthy, UnhealthySince: at(0)}
+	in.RuleSince = map[string]time.Time{"cluster1": t0.Add(secs(290))}
+	in.Now = t0.Add(secs(300))
+	v := Evaluate(in)
+	if len(v.Evict) != 0 || !v.NextCheck.Equal(t0.Add(secs(350))) {
+		t.Fatalf("the rule has held for 10 s of its 60: want no eviction and a check at +350s, got %+v", v)
+	}
+	t.Run("a status the rule does not hold for is not unhealthy even if the interpreter says so", func(t *testing.T) {
+		in := divided222(fo)
+		in.Work["cluster1"] = events.WorkStatus{Cluster: "cluster1", Replicas: 10, AvailableReplicas: 8, UnavailableReplicas: 2, Health: events.WorkUnhealthy, UnhealthySince: at(0)}
+		in.Now = t0.Add(secs(3600))
+		if v := Evaluate(in); len(v.Evict) != 0 {
+			t.Fatalf("20%% unavailable does not satisfy > 30%%: %+v", v.Evict)
+		}
+	})
+	t.Run("a rule that holds while the interpreter says Healthy still counts", func(t *testing.T) {
+		if _, holds := RulesHold(*fo, events.WorkStatus{Replicas: 10, UnavailableReplicas: 5, Health: events.WorkHealthy}); !holds {
+			t.Fatal("the rules, not the interpreter, decide")
 		}
 	})
 }
