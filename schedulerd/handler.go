@@ -67,7 +67,7 @@ func NewHandler(pub events.Publisher, instance string, sched *core.Scheduler, m 
 		placements: map[events.ObjectKey]events.PlacementDecision{}, now: time.Now,
 		work: map[events.ObjectKey]map[string]events.WorkStatus{}, due: map[events.ObjectKey]time.Time{}, reserved: reservations{},
 		ruleSince: map[events.ObjectKey]map[string]time.Time{},
-		limiter: rate.NewLimiter(rate.Limit(DefaultEvictionLimit.PerSecond), DefaultEvictionLimit.Burst)}
+		limiter:   rate.NewLimiter(rate.Limit(DefaultEvictionLimit.PerSecond), DefaultEvictionLimit.Burst)}
 }
 
 // Handle dispatches one event.

@@ -61,4 +61,3 @@ func TestDetectionRuleHolds(t *testing.T) {
 		t.Fatal("API-Server-Timeout > 3min holds only after 3 minutes")
 	}
 }
-
