@@ -90,7 +90,18 @@ type ResourceUnits struct {
 func (c *ClusterInfo) MaxReplicas(requests []ResourceUnits) int64 {
 	d := c.derived
 	if d == nil {
-		return c.maxReplicasFromLists(requests)
+		n, _ := c.Free(corev1.ResourcePods)
+		for _, r := range requests {
+			if n <= 0 {
+				break
+			}
+			v, ok := c.Free(r.Name)
+			if !ok {
+				return 0
+			}
+			n = min(n, v/r.Value)
+		}
+		return n
 	}
 	n := d.common[0].free // pods; 0 when not reported
 	for i := range requests {
@@ -111,72 +122,6 @@ func (c *ClusterInfo) MaxReplicas(requests []ResourceUnits) int64 {
 			}
 		}
 		n = min(n, v/r.Value)
-	}
-	return n
-}
-
-// maxReplicasFromLists is MaxReplicas without a snapshot: each resource
-// list is walked once (a lookup per resource and list costs more), for
-// pods and the requested resources only.
-func (c *ClusterInfo) maxReplicasFromLists(requests []ResourceUnits) int64 {
-	if len(requests) > 7 {
-		n, _ := c.Free(corev1.ResourcePods)
-		for _, r := range requests {
-			if n <= 0 {
-				break
-			}
-			v, ok := c.Free(r.Name)
-			if !ok {
-				return 0
-			}
-			n = min(n, v/r.Value)
-		}
-		return n
-	}
-	// slot 0 is pods, slot 1+i requests[i].
-	var free [8]int64
-	var listed [8]bool
-	slot := func(name corev1.ResourceName) int {
-		if name == corev1.ResourcePods {
-			return 0
-		}
-		for i := range requests {
-			if requests[i].Name == name {
-				return 1 + i
-			}
-		}
-		return -1
-	}
-	for name, q := range c.Allocatable {
-		if i := slot(name); i >= 0 {
-			free[i], listed[i] = Units(name, q), true
-		}
-	}
-	for _, l := range []corev1.ResourceList{c.Allocated, c.Allocating} {
-		for name, q := range l {
-			if i := slot(name); i >= 0 {
-				free[i] -= Units(name, q)
-			}
-		}
-	}
-	// A request for pods reads the pods slot.
-	for i := range requests {
-		if requests[i].Name == corev1.ResourcePods {
-			free[1+i], listed[1+i] = free[0], listed[0]
-		}
-	}
-	n := int64(0)
-	if listed[0] {
-		n = free[0]
-	}
-	for i := range requests {
-		if n <= 0 {
-			break
-		}
-		if !listed[1+i] {
-			return 0
-		}
-		n = min(n, free[1+i]/requests[i].Value)
 	}
 	return n
 }
