@@ -2,8 +2,10 @@ package healthd
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -21,6 +23,14 @@ type Deps struct {
 	Log      *zap.Logger
 	Health   *observe.Health
 	Registry prometheus.Registerer
+	// Clock is the time the state machine and the taint policy run on
+	// (when a probe was sent, since, timeAdded, snapshots' takenAt). nil:
+	// time.Now. Probe latencies are measured on the real clock.
+	Clock func() time.Time
+	// RootCAs verify the API servers healthd probes anonymously (members it
+	// holds no kubeconfig for). nil: the system's roots, which on Linux
+	// SSL_CERT_FILE and SSL_CERT_DIR extend.
+	RootCAs *x509.CertPool
 }
 
 // Daemon is healthd.
@@ -34,7 +44,7 @@ type Daemon struct {
 
 	mu         sync.Mutex
 	probers    map[string]*prober
-	lastHealth map[string]events.ClusterHealth // published before a restart, until the cluster's prober starts
+	lastHealth map[string]Restored // published before a restart, until the cluster's prober starts
 	ctx        context.Context
 }
 
@@ -57,6 +67,9 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 		}
 	}
 	deps.Log = deps.Log.Named("healthd")
+	if deps.Clock == nil {
+		deps.Clock = time.Now
+	}
 	return &Daemon{cfg: cfg, deps: deps, key: key, taints: taints, metrics: newMetrics(deps.Registry), source: "/healthd/" + cfg.Instance, probers: map[string]*prober{}}, nil
 }
 
@@ -100,23 +113,37 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return c.Run(ctx, d.Handle)
 }
 
-// readLastHealth reads the last health published for every cluster (by an
-// earlier run), for RestoreTracker.
+func (d *Daemon) now() time.Time { return d.deps.Clock() }
+
+// readLastHealth reads what an earlier run published for every cluster,
+// its last transition and the last snapshot, for RestoreTracker.
 func (d *Daemon) readLastHealth(ctx context.Context) error {
-	ms, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamHealth, events.AllHealth)
+	ms, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamHealth, events.AllHealth, events.HealthSnapshotSubject)
 	if err != nil {
 		return err
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.lastHealth = map[string]events.ClusterHealth{}
+	var transitions []Transition
+	var snap *events.HealthSnapshot
 	for _, m := range ms {
-		var h events.ClusterHealth
-		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeClusterHealthChanged || events.Decode(m.Event, &h) != nil || h.Cluster == "" {
+		if m.Err != nil {
 			continue
 		}
-		d.lastHealth[h.Cluster] = h
+		switch events.Type(m.Event.Type()) {
+		case events.TypeClusterHealthChanged:
+			var h events.ClusterHealth
+			if events.Decode(m.Event, &h) == nil && h.Cluster != "" {
+				transitions = append(transitions, Transition{Health: h, PublishedAt: m.Event.Time()})
+			}
+		case events.TypeClusterHealthSnapshot:
+			var s events.HealthSnapshot
+			if events.Decode(m.Event, &s) == nil {
+				snap = &s
+			}
+		}
 	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.lastHealth = LastHealth(transitions, snap)
 	return nil
 }
 
@@ -146,17 +173,17 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 		return nil
 	}
 	taints := d.taints.For(policy.FactsOf(r.Name, r.Labels, r.Spec))
-	tracker := NewTracker(d.cfg.Thresholds(), taints)
+	tracker, republish := NewTracker(d.cfg.Thresholds(), taints), false
 	if last, found := d.lastHealth[r.Name]; found {
-		tracker = RestoreTracker(d.cfg.Thresholds(), taints, last)
+		tracker, republish = RestoreTracker(d.cfg.Thresholds(), taints, last.Health), last.Unstored
 		delete(d.lastHealth, r.Name)
 	}
 	if ok {
 		old.stop()
-		tracker = old.snapshot()
+		tracker, republish = old.snapshot(), false
 		tracker.UsePolicy(taints)
 	}
-	p := &prober{d: d, reg: r, tracker: tracker, log: d.deps.Log.With(zap.String("cluster", r.Name))}
+	p := &prober{d: d, reg: r, tracker: tracker, republish: republish, log: d.deps.Log.With(zap.String("cluster", r.Name))}
 	d.probers[r.Name] = p
 	p.start(d.ctx)
 	return nil

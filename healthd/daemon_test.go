@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -32,9 +34,14 @@ type fakeMember struct {
 	failing atomic.Bool
 }
 
-func newMember(t *testing.T) *fakeMember {
+func newMember(t *testing.T) *fakeMember { return startMember(t, false) }
+
+// newTLSMember is newMember over TLS, with httptest's certificate.
+func newTLSMember(t *testing.T) *fakeMember { return startMember(t, true) }
+
+func startMember(t *testing.T, overTLS bool) *fakeMember {
 	m := &fakeMember{}
-	m.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	m.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.URL.Path != "/readyz":
 			http.NotFound(w, r)
@@ -44,6 +51,12 @@ func newMember(t *testing.T) *fakeMember {
 			fmt.Fprint(w, "ok")
 		}
 	}))
+	m.Config.ErrorLog = log.New(io.Discard, "", 0) // handshakes the probe refuses are expected
+	if overTLS {
+		m.StartTLS()
+	} else {
+		m.Start()
+	}
 	t.Cleanup(m.Close)
 	return m
 }
@@ -217,7 +230,19 @@ func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
 // start runs healthd until the returned stop is called.
 func start(t *testing.T, cfg Config, bus *natsbus.Bus, reg *prometheus.Registry) (stop func()) {
 	t.Helper()
-	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: reg})
+	return startWith(t, cfg, Deps{Bus: bus, Registry: reg})
+}
+
+// startWith is start with deps (a nop logger and health unless set).
+func startWith(t *testing.T, cfg Config, deps Deps) (stop func()) {
+	t.Helper()
+	if deps.Log == nil {
+		deps.Log = zap.NewNop()
+	}
+	if deps.Health == nil {
+		deps.Health = observe.NewHealth()
+	}
+	d, err := New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,12 @@
 // Package healthd watches member clusters: it probes each API server's
-// /readyz on an interval, keeps a state machine per cluster with hysteresis
+// /readyz on an interval (with the member's kubeconfig, or, when healthd
+// holds none, anonymously at spec.apiEndpoint with the certificate
+// verified), keeps a state machine per cluster with hysteresis
 // (Tracker: one slow probe changes nothing but Suspect, recovery takes
 // several good probes in a row), taints a lost cluster as Karmada does
 // (TaintPolicy: NoSchedule at once, NoExecute after --no-execute-after),
 // and reads capacity (allocatable and allocated cpu, memory, pods,
-// nvidia.com/gpu from the member's Nodes and Pods).
+// nvidia.com/gpu from the member's Nodes and Pods; only with a kubeconfig).
 //
 //	Consumes  io.flotilla.cluster.registered|deregistered.v1 (FLOTILLA_POLICY, consumer healthd-members)
 //	Produces  io.flotilla.cluster.health.changed.v1 (transitions only: state, reason or taints changed),
@@ -12,7 +14,8 @@
 //	          io.flotilla.cluster.capacity.reported.v1 (on change)     (FLOTILLA_HEALTH)
 //	          io.flotilla.sealkey.published.v1 (at start)
 //	State     registrations (rebuilt from FLOTILLA_POLICY), probe state in memory,
-//	          resumed at start from each cluster's last health event (FLOTILLA_HEALTH)
+//	          resumed at start from each cluster's last health event or its entry
+//	          in the last snapshot, whichever is newer (FLOTILLA_HEALTH)
 //
 // A lost cluster is NotReady or Unreachable after at worst
 // failure-threshold × probe-interval + probe-timeout (Config.Detection,

@@ -18,16 +18,39 @@ const (
 	StateUnreachable = "Unreachable"
 )
 
-// ReasonNoCredentials is the Reason of a cluster healthd cannot probe
-// because its registration carries no credentials it can open.
-const ReasonNoCredentials = "NoCredentials"
+// Reasons healthd gives a cluster itself (the others are Karmada's
+// ClusterReady, ClusterNotReady and ClusterUnreachable).
+const (
+	// ReasonNoCredentials: healthd cannot probe the cluster. Its
+	// registration carries no credentials healthd can open, and no
+	// spec.apiEndpoint to probe anonymously.
+	ReasonNoCredentials = "NoCredentials"
+	// ReasonAnonymousProbe: a Ready cluster healthd holds no credentials
+	// for, judged by anonymous GET /readyz at its spec.apiEndpoint.
+	ReasonAnonymousProbe = "AnonymousProbe"
+	// ReasonCertificateNotVerified: the anonymous probe's answer came over
+	// TLS with a certificate healthd could not verify, so it says nothing.
+	ReasonCertificateNotVerified = "CertificateNotVerified"
+	// ReasonAnonymousProbeRefused: the API server answered the anonymous
+	// probe 401 or 403 (anonymous auth off, or system:public-info-viewer
+	// not bound), so the answer says nothing about its readiness.
+	ReasonAnonymousProbeRefused = "AnonymousProbeRefused"
+)
 
 // ProbeResult is one /readyz probe.
 type ProbeResult struct {
 	OK        bool
 	Reachable bool // false: no HTTP answer at all (connection refused, timeout)
-	Message   string
-	Latency   time.Duration
+	// Inconclusive, when set, is the reason the answer says nothing about
+	// the cluster (ReasonCertificateNotVerified, ReasonAnonymousProbeRefused):
+	// it is neither a good probe nor evidence that the cluster is lost.
+	Inconclusive string
+	// Anonymous: the probe went without credentials to spec.apiEndpoint.
+	Anonymous bool
+	// Message: why the probe failed, or, for a good anonymous probe, how
+	// the cluster was judged.
+	Message string
+	Latency time.Duration
 }
 
 // Thresholds are the state machine's hysteresis.
@@ -49,11 +72,16 @@ type Thresholds struct {
 //	                                                  or Unreachable (no answer)
 //	NotReady ◀──Failure failed probes of the other kind in a row──▶ Unreachable
 //	NotReady, Unreachable ──Success good probes in a row──▶ Ready
+//	Unknown ──inconclusive probe──▶ Unknown (its reason: why healthd cannot judge)
+//	Ready, Suspect ──Failure inconclusive probes in a row──▶ Unknown
 //
 // One slow or failed probe changes nothing but Suspect, which still counts
-// as Ready for scheduling. The taints follow the state through the
-// TaintPolicy. Tracker does no I/O and reads no clock: every method takes
-// now. It is not safe for concurrent use.
+// as Ready for scheduling. An inconclusive probe (ProbeResult.Inconclusive)
+// is no evidence either way: it never makes a cluster Ready, never starts a
+// failing spell (failingSince), and keeps a NotReady or Unreachable cluster
+// where it is. The taints follow the state through the TaintPolicy.
+// Tracker does no I/O and reads no clock: every method takes now. It is not
+// safe for concurrent use.
 type Tracker struct {
 	thresholds Thresholds
 	policy     TaintPolicy
@@ -67,6 +95,7 @@ type Tracker struct {
 	latency                time.Duration
 	failures, successes    int // in a row
 	otherKind              int // failures in a row of the bad kind the cluster is not in
+	inconclusive           int // inconclusive probes in a row
 	taints                 []corev1.Taint
 	holding                []time.Time // per taint rule: since when its addOnConditions have held
 }
@@ -95,8 +124,9 @@ func RestoreTracker(th Thresholds, p TaintPolicy, h events.ClusterHealth) Tracke
 	t.state, t.message, t.lastError = h.State, h.Message, h.LastProbeError
 	t.since, t.observedAt = h.Since, h.ObservedAt
 	t.latency = time.Duration(h.LastProbeMs) * time.Millisecond
-	if h.Reason == ReasonNoCredentials {
-		t.reason = ReasonNoCredentials
+	switch h.Reason {
+	case ReasonNoCredentials, ReasonAnonymousProbe, ReasonCertificateNotVerified, ReasonAnonymousProbeRefused:
+		t.reason = h.Reason // healthd's own; the others are derived from the state
 	}
 	if h.FailingSince != nil {
 		t.failingSince = *h.FailingSince
@@ -116,6 +146,8 @@ func RestoreTracker(th Thresholds, p TaintPolicy, h events.ClusterHealth) Tracke
 		}
 	case t.state == StateSuspect:
 		t.failures = 1
+	case t.state == StateUnknown && (t.reason == ReasonCertificateNotVerified || t.reason == ReasonAnonymousProbeRefused):
+		t.inconclusive = t.thresholds.Failure
 	}
 	if t.observedAt.IsZero() {
 		t.observedAt = t.since
@@ -142,21 +174,55 @@ func (t *Tracker) Ready() bool { return t.state == StateReady || t.state == Stat
 func (t *Tracker) Observed() bool { return !t.observedAt.IsZero() }
 
 // Observe feeds one probe result; now is when the probe was sent. It
-// returns true when the state, its reason or the taints changed: a
-// transition to publish.
+// returns true when the state, its reason or the taints changed (or, for a
+// cluster healthd cannot judge, the message saying why): a transition to
+// publish.
 func (t *Tracker) Observe(r ProbeResult, now time.Time) bool {
-	prev, prevReason := t.state, t.reason
-	t.observedAt, t.latency, t.reason = now, r.Latency, ""
-	if r.OK {
+	prev, prevReason, prevMessage := t.state, t.reason, t.message
+	t.observedAt, t.latency = now, r.Latency
+	switch {
+	case r.OK:
+		t.inconclusive = 0
 		t.succeeded()
-	} else {
+	case r.Inconclusive != "" && !bad(t.state):
+		t.undecided(r)
+	default:
+		t.inconclusive = 0
 		t.failed(r, now)
 	}
 	if t.state != prev || t.since.IsZero() {
 		t.enter(prev, now)
 	}
+	t.reason = ""
+	switch {
+	case t.state == StateUnknown && r.Inconclusive != "":
+		t.reason = r.Inconclusive
+	case t.Ready() && r.Anonymous:
+		t.reason = ReasonAnonymousProbe
+	}
+	if t.state == StateReady && r.OK {
+		t.message = r.Message
+	}
 	tainted := t.Evaluate(now)
-	return t.state != prev || t.reason != prevReason || tainted
+	unjudged := t.state == StateUnknown && t.reason != "" && t.message != prevMessage
+	return t.state != prev || t.reason != prevReason || tainted || unjudged
+}
+
+// undecided takes an inconclusive probe of a cluster that is not NotReady
+// or Unreachable. A cluster healthd knows nothing about is Unknown with the
+// reason at once. A Ready or Suspect one stays so until Failure inconclusive
+// probes in a row, as one failed probe does not make it NotReady; then it is
+// Unknown, as if healthd held no credentials for it: not Ready, and with no
+// failing spell, since nothing says the cluster is lost.
+func (t *Tracker) undecided(r ProbeResult) {
+	t.successes = 0
+	t.inconclusive++
+	if t.state != StateUnknown && t.inconclusive < t.thresholds.Failure {
+		return
+	}
+	t.state, t.message, t.lastError = StateUnknown, r.Message, r.Message
+	t.failures, t.otherKind = 0, 0
+	t.failingSince, t.badSince = time.Time{}, time.Time{}
 }
 
 func (t *Tracker) succeeded() {
@@ -175,7 +241,10 @@ func (t *Tracker) failed(r ProbeResult, now time.Time) {
 		t.failingSince = now
 	}
 	kind := StateNotReady
-	if !r.Reachable {
+	switch {
+	case r.Inconclusive != "":
+		kind = t.state // an answer healthd cannot trust is no sign of recovery, nor of the other kind
+	case !r.Reachable:
 		kind = StateUnreachable
 	}
 	switch {
@@ -210,7 +279,7 @@ func (t *Tracker) enter(prev string, now time.Time) {
 func (t *Tracker) NoCredentials(message string, now time.Time) bool {
 	prev, prevReason, prevMessage := t.state, t.reason, t.message
 	t.state, t.reason, t.message = StateUnknown, ReasonNoCredentials, message
-	t.failures, t.successes, t.otherKind = 0, 0, 0
+	t.failures, t.successes, t.otherKind, t.inconclusive = 0, 0, 0, 0
 	t.failingSince, t.badSince, t.lastError, t.latency = time.Time{}, time.Time{}, "", 0
 	t.observedAt = now
 	if t.state != prev || t.since.IsZero() {

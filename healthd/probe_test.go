@@ -30,6 +30,12 @@ type step struct {
 
 func run(t *testing.T, tr Tracker, steps []step) {
 	t.Helper()
+	runWith(t, tr, summary, steps)
+}
+
+// runWith is run with what the published health must say rendered by render.
+func runWith(t *testing.T, tr Tracker, render func(events.ClusterHealth) string, steps []step) {
+	t.Helper()
 	for _, s := range steps {
 		now := t0.Add(time.Duration(s.at) * time.Second)
 		var changed bool
@@ -38,7 +44,7 @@ func run(t *testing.T, tr Tracker, steps []step) {
 		} else {
 			changed = tr.Observe(s.probe, now)
 		}
-		if got := summary(tr.Health("c1")); got != s.want || changed != s.changed {
+		if got := render(tr.Health("c1")); got != s.want || changed != s.changed {
 			t.Fatalf("%s:\nwant %s (changed %t)\ngot  %s (changed %t)", s.name, s.want, s.changed, got, changed)
 		}
 	}
@@ -252,5 +258,113 @@ func TestARestartedHealthdCarriesOnFromWhatItPublished(t *testing.T) {
 	run(t, RestoreTracker(Thresholds{Failure: 3, Success: 2}, TaintPolicy{NoExecuteAfter: 10 * time.Second}, ready.Health("c1")), []step{
 		{"a restored Ready cluster that is still ready publishes nothing", 20, good, false, false, "Ready ready=true since=+0s"},
 		{"and one failure is Suspect", 22, refused, false, true, "Suspect ready=true since=+22s failing=+22s"},
+	})
+}
+
+var (
+	anonGood       = ProbeResult{OK: true, Reachable: true, Anonymous: true, Message: "judged by anonymous GET https://c1/readyz", Latency: 3 * time.Millisecond}
+	anonRefused    = ProbeResult{Anonymous: true, Message: "anonymous /readyz: connection refused"}
+	anonAnswered   = ProbeResult{Reachable: true, Anonymous: true, Message: "anonymous /readyz: 500 Internal Server Error"}
+	anonUnverified = ProbeResult{Reachable: true, Anonymous: true, Inconclusive: ReasonCertificateNotVerified, Message: "anonymous /readyz: the certificate of c1 is not verified"}
+	anonForbidden  = ProbeResult{Reachable: true, Anonymous: true, Inconclusive: ReasonAnonymousProbeRefused, Message: "anonymous /readyz: 401 Unauthorized"}
+)
+
+// withReason is summary with the published reason.
+func withReason(h events.ClusterHealth) string { return summary(h) + " (" + h.Reason + ")" }
+
+func TestAnAnonymouslyProbedClusterGoesThroughTheStateMachineAndSaysHowItWasJudged(t *testing.T) {
+	runWith(t, newTracker(10*time.Second), withReason, []step{
+		{"a good anonymous probe makes it Ready, with reason AnonymousProbe", 0, anonGood, false, true, "Ready ready=true since=+0s (AnonymousProbe)"},
+		{"one failure is Suspect, still judged anonymously", 2, anonRefused, false, true, "Suspect ready=true since=+2s failing=+2s (AnonymousProbe)"},
+		{"", 4, anonRefused, false, false, "Suspect ready=true since=+2s failing=+2s (AnonymousProbe)"},
+		{"failure-threshold failures without an answer are Unreachable", 6, anonRefused, false, true,
+			"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s (ClusterUnreachable)"},
+		{"NoExecute follows the default policy", 16, ProbeResult{}, true, true,
+			"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+16s (ClusterUnreachable)"},
+		{"", 18, anonGood, false, false,
+			"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+16s (ClusterUnreachable)"},
+		{"success-threshold good probes recover", 20, anonGood, false, true, "Ready ready=true since=+20s (AnonymousProbe)"},
+	})
+	tr := newTracker(10 * time.Second)
+	tr.Observe(anonGood, t0)
+	h := tr.Health("c1")
+	if h.Message != anonGood.Message || h.Conditions[0].Reason != ReasonAnonymousProbe || h.Conditions[0].Status != "True" {
+		t.Fatalf("a Ready cluster judged anonymously says so in its message and condition: %+v", h)
+	}
+	runWith(t, newTracker(10*time.Second), withReason, []step{
+		{"an answer that is not ready counts as with credentials", 0, anonAnswered, false, true,
+			"Unknown ready=false since=+0s failing=+0s not-ready:NoSchedule@+0s (ClusterUnreachable)"},
+		{"", 2, anonAnswered, false, false, "Unknown ready=false since=+0s failing=+0s not-ready:NoSchedule@+0s (ClusterUnreachable)"},
+		{"", 4, anonAnswered, false, true, "NotReady ready=false since=+4s failing=+0s not-ready:NoSchedule@+0s (ClusterNotReady)"},
+	})
+}
+
+func TestAnInconclusiveProbeNeitherMakesAClusterReadyNorLost(t *testing.T) {
+	t.Run("a cluster healthd knows nothing about", func(t *testing.T) {
+		runWith(t, newTracker(10*time.Second), withReason, []step{
+			{"an unverified certificate makes it Unknown at once, with the reason and no failing spell", 0, anonUnverified, false, true,
+				"Unknown ready=false since=+0s not-ready:NoSchedule@+0s (CertificateNotVerified)"},
+			{"more of them change nothing", 2, anonUnverified, false, false, "Unknown ready=false since=+0s not-ready:NoSchedule@+0s (CertificateNotVerified)"},
+			{"and never bring NoExecute", 600, anonUnverified, false, false, "Unknown ready=false since=+0s not-ready:NoSchedule@+0s (CertificateNotVerified)"},
+			{"an anonymous probe refused 401 says why instead", 602, anonForbidden, false, true,
+				"Unknown ready=false since=+0s not-ready:NoSchedule@+0s (AnonymousProbeRefused)"},
+			{"a verified good probe makes it Ready", 604, anonGood, false, true, "Ready ready=true since=+604s (AnonymousProbe)"},
+		})
+	})
+	t.Run("a Ready cluster", func(t *testing.T) {
+		runWith(t, newTracker(10*time.Second), withReason, []step{
+			{"Ready", 0, anonGood, false, true, "Ready ready=true since=+0s (AnonymousProbe)"},
+			{"one inconclusive probe changes nothing", 2, anonUnverified, false, false, "Ready ready=true since=+0s (AnonymousProbe)"},
+			{"two neither", 4, anonUnverified, false, false, "Ready ready=true since=+0s (AnonymousProbe)"},
+			{"failure-threshold in a row make it Unknown, not lost: no failingSince", 6, anonUnverified, false, true,
+				"Unknown ready=false since=+6s not-ready:NoSchedule@+6s (CertificateNotVerified)"},
+			{"an hour later still no NoExecute", 3606, ProbeResult{}, true, false, "Unknown ready=false since=+6s not-ready:NoSchedule@+6s (CertificateNotVerified)"},
+		})
+		runWith(t, newTracker(10*time.Second), withReason, []step{
+			{"Ready", 0, anonGood, false, true, "Ready ready=true since=+0s (AnonymousProbe)"},
+			{"", 2, anonUnverified, false, false, "Ready ready=true since=+0s (AnonymousProbe)"},
+			{"", 4, anonUnverified, false, false, "Ready ready=true since=+0s (AnonymousProbe)"},
+			{"a good probe in between restarts the count", 6, anonGood, false, false, "Ready ready=true since=+0s (AnonymousProbe)"},
+			{"", 8, anonUnverified, false, false, "Ready ready=true since=+0s (AnonymousProbe)"},
+		})
+	})
+	t.Run("a lost cluster", func(t *testing.T) {
+		runWith(t, newTracker(10*time.Second), withReason, []step{
+			{"Ready", 0, anonGood, false, true, "Ready ready=true since=+0s (AnonymousProbe)"},
+			{"", 2, anonRefused, false, true, "Suspect ready=true since=+2s failing=+2s (AnonymousProbe)"},
+			{"", 4, anonRefused, false, false, "Suspect ready=true since=+2s failing=+2s (AnonymousProbe)"},
+			{"Unreachable", 6, anonRefused, false, true, "Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s (ClusterUnreachable)"},
+			{"an answer healthd cannot verify keeps it Unreachable, neither recovered nor swapped", 8, anonUnverified, false, false,
+				"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s (ClusterUnreachable)"},
+			{"", 10, anonUnverified, false, false, "Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s (ClusterUnreachable)"},
+			{"", 12, anonForbidden, false, false, "Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s (ClusterUnreachable)"},
+			{"and NoExecute still comes", 16, anonUnverified, false, true,
+				"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+16s (ClusterUnreachable)"},
+			{"a good probe", 18, anonGood, false, false,
+				"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+16s (ClusterUnreachable)"},
+			{"an inconclusive one breaks the run of good probes", 20, anonUnverified, false, false,
+				"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+16s (ClusterUnreachable)"},
+			{"", 22, anonGood, false, false,
+				"Unreachable ready=false since=+6s failing=+2s unreachable:NoSchedule@+6s unreachable:NoExecute@+16s (ClusterUnreachable)"},
+			{"success-threshold good probes in a row recover", 24, anonGood, false, true, "Ready ready=true since=+24s (AnonymousProbe)"},
+		})
+	})
+}
+
+func TestARestartedHealthdKeepsHowItJudgedACluster(t *testing.T) {
+	th, p := Thresholds{Failure: 3, Success: 2}, TaintPolicy{NoExecuteAfter: 10 * time.Second}
+	ready := newTracker(10 * time.Second)
+	ready.Observe(anonGood, t0)
+	runWith(t, RestoreTracker(th, p, ready.Health("c1")), withReason, []step{
+		{"a Ready cluster judged anonymously that still is publishes nothing", 20, anonGood, false, false, "Ready ready=true since=+0s (AnonymousProbe)"},
+	})
+	unverified := newTracker(10 * time.Second)
+	unverified.Observe(anonUnverified, t0)
+	runWith(t, RestoreTracker(th, p, unverified.Health("c1")), withReason, []step{
+		{"a cluster whose certificate is still not verified publishes nothing", 20, anonUnverified, false, false,
+			"Unknown ready=false since=+0s not-ready:NoSchedule@+0s (CertificateNotVerified)"},
+	})
+	runWith(t, RestoreTracker(th, p, ready.Health("c1")), withReason, []step{
+		{"a cluster judged anonymously, now probed with credentials, says so", 20, good, false, true, "Ready ready=true since=+0s (ClusterReady)"},
 	})
 }

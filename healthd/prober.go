@@ -35,6 +35,9 @@ type prober struct {
 	log    *zap.Logger
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// republish: the restored health was never stored as a transition
+	// (Restored.Unstored); publish it before the first probe.
+	republish bool
 
 	mu      sync.Mutex
 	tracker Tracker
@@ -66,9 +69,16 @@ func (p *prober) stop() {
 	p.wg.Wait()
 }
 
-// run opens the credentials, then probes until ctx is done. Without
-// credentials the cluster is Unknown (NoCredentials) and not probed.
+// run opens the credentials, then probes until ctx is done: with the
+// member's kubeconfig (and reads capacity), or, without a usable one,
+// anonymously at spec.apiEndpoint (no capacity). With neither the cluster
+// is Unknown (NoCredentials) and not probed, but the taint policy is still
+// applied on every tick, so a rule on Ready=Unknown with addAfterSeconds
+// fires.
 func (p *prober) run(ctx context.Context) {
+	if p.republish {
+		p.publishHealth(ctx)
+	}
 	rc, err := member.RESTConfig(p.reg, p.d.key, 20, 40)
 	var client kubernetes.Interface
 	var readyz rest.Interface
@@ -78,18 +88,34 @@ func (p *prober) run(ctx context.Context) {
 	if err == nil {
 		readyz, err = probeClient(rc)
 	}
-	if err != nil {
-		p.log.Warn("cannot probe member", zap.Error(err))
-		p.mu.Lock()
-		changed := p.tracker.NoCredentials(err.Error(), time.Now())
-		p.mu.Unlock()
-		if changed {
-			p.publishHealth(ctx)
-		}
+	if err == nil {
+		p.wg.Go(func() { p.readCapacity(ctx, client) })
+		p.loop(ctx, func(ctx context.Context) ProbeResult { return p.fetchReadyz(ctx, readyz) })
 		return
 	}
-	p.wg.Go(func() { p.readCapacity(ctx, client) })
-	p.probe(ctx, readyz)
+	anon, aerr := newAnonymousProbe(p.reg.Spec, p.d.deps.RootCAs, err)
+	if aerr == nil {
+		p.log.Info("probing member anonymously", zap.String("url", anon.url), zap.NamedError("no_credentials", err))
+		defer anon.client.CloseIdleConnections()
+		p.loop(ctx, func(ctx context.Context) ProbeResult {
+			r := anon.fetch(ctx, p.d.cfg.ProbeTimeout)
+			p.countProbe(r)
+			return r
+		})
+		return
+	}
+	message := err.Error()
+	if !errors.Is(aerr, errNoEndpoint) {
+		message += "; " + aerr.Error()
+	}
+	p.log.Warn("cannot probe member", zap.String("message", message))
+	p.mu.Lock()
+	changed := p.tracker.NoCredentials(message, p.d.now())
+	p.mu.Unlock()
+	if changed {
+		p.publishHealth(ctx)
+	}
+	p.loop(ctx, nil)
 }
 
 // probeClient is a REST client for /readyz with no client-side rate
@@ -104,32 +130,13 @@ func probeClient(rc *rest.Config) (rest.Interface, error) {
 	return dc.RESTClient(), nil
 }
 
-// probe runs the probe loop. On every tick it first applies the taint
-// policy (so a NoExecute taint is added within one interval of its
-// threshold, however long the probe then takes), then probes.
-func (p *prober) probe(ctx context.Context, readyz rest.Interface) {
+// loop runs step every ProbeInterval until ctx is done.
+func (p *prober) loop(ctx context.Context, fetch func(context.Context) ProbeResult) {
 	tick := time.NewTicker(p.d.cfg.ProbeInterval)
 	defer tick.Stop()
 	for {
-		now := time.Now()
-		p.mu.Lock()
-		changed := p.tracker.Evaluate(now)
-		p.mu.Unlock()
-		if changed {
-			p.publishHealth(ctx)
-		}
-		r := p.fetchReadyz(ctx, readyz)
-		if ctx.Err() != nil {
-			return // a probe cut short by shutdown says nothing about the member
-		}
-		p.mu.Lock()
-		changed = p.tracker.Observe(r, now)
-		p.mu.Unlock()
-		if changed {
-			p.publishHealth(ctx)
-		} else {
-			h, _ := p.health()
-			p.d.metrics.setHealth(h) // a restored cluster publishes nothing, but its gauges must be set
+		if !p.step(ctx, fetch) {
+			return
 		}
 		select {
 		case <-ctx.Done():
@@ -137,6 +144,49 @@ func (p *prober) probe(ctx context.Context, readyz rest.Interface) {
 		case <-tick.C:
 		}
 	}
+}
+
+// step is one tick at the daemon's clock. It first applies the taint
+// policy (so a NoExecute taint is added within one interval of its
+// threshold, however long the probe then takes), then probes with fetch
+// (nil: the cluster is not probed) and publishes a transition. It returns
+// false when ctx ended it.
+func (p *prober) step(ctx context.Context, fetch func(context.Context) ProbeResult) bool {
+	now := p.d.now()
+	p.mu.Lock()
+	changed := p.tracker.Evaluate(now)
+	p.mu.Unlock()
+	if changed {
+		p.publishHealth(ctx)
+	}
+	if fetch != nil {
+		r := fetch(ctx)
+		if ctx.Err() != nil {
+			return false // a probe cut short by shutdown says nothing about the member
+		}
+		p.mu.Lock()
+		changed = p.tracker.Observe(r, now)
+		p.mu.Unlock()
+		if changed {
+			p.publishHealth(ctx)
+		}
+	}
+	if !changed {
+		h, _ := p.health()
+		p.d.metrics.setHealth(h) // a restored cluster publishes nothing, but its gauges must be set
+	}
+	return ctx.Err() == nil
+}
+
+func (p *prober) countProbe(r ProbeResult) {
+	result := "failed"
+	switch {
+	case r.OK:
+		result = "ok"
+	case r.Inconclusive != "":
+		result = "inconclusive"
+	}
+	p.d.metrics.probes.WithLabelValues(p.reg.Name, result).Inc()
 }
 
 func (p *prober) fetchReadyz(ctx context.Context, readyz rest.Interface) ProbeResult {
@@ -147,13 +197,13 @@ func (p *prober) fetchReadyz(ctx context.Context, readyz rest.Interface) ProbeRe
 	r := ProbeResult{Latency: time.Since(start)}
 	if err == nil {
 		r.OK, r.Reachable = true, true
-		p.d.metrics.probes.WithLabelValues(p.reg.Name, "ok").Inc()
+		p.countProbe(r)
 		return r
 	}
 	var se *apierrors.StatusError
 	r.Reachable = errors.As(err, &se)
 	r.Message = strings.TrimSpace(fmt.Sprintf("/readyz: %v %s", err, truncate(string(body), 200)))
-	p.d.metrics.probes.WithLabelValues(p.reg.Name, "failed").Inc()
+	p.countProbe(r)
 	return r
 }
 
@@ -220,7 +270,7 @@ func (p *prober) reportCapacity(ctx context.Context, client kubernetes.Interface
 	if string(fp) == p.lastCap {
 		return nil
 	}
-	c.ObservedAt = time.Now().UTC()
+	c.ObservedAt = p.d.now().UTC()
 	e, err := events.New(events.TypeClusterCapacityReported, p.d.source, p.reg.Name, c)
 	if err != nil {
 		return err

@@ -53,7 +53,7 @@ func (d *Daemon) publishSnapshots(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		if err := d.publishSnapshot(ctx, d.snapshot(time.Now())); err != nil && ctx.Err() == nil {
+		if err := d.publishSnapshot(ctx, d.snapshot(d.now())); err != nil && ctx.Err() == nil {
 			d.deps.Log.Warn("publish health snapshot", zap.Error(err))
 		}
 	}
