@@ -1,7 +1,6 @@
 package core
 
 import (
-	"hash/fnv"
 	"slices"
 	"strings"
 )
@@ -25,9 +24,12 @@ func tieDescending(uid string) bool {
 	if uid == "" {
 		return false
 	}
-	h := fnv.New32a()
-	h.Write([]byte(uid))
-	return h.Sum32()&1 == 1
+	h := uint32(2166136261) // FNV-1a-32, as hash/fnv's New32a, without allocating
+	for i := 0; i < len(uid); i++ {
+		h ^= uint32(uid[i])
+		h *= 16777619
+	}
+	return h&1 == 1
 }
 
 // webster hands out n seats one at a time to the party with the highest

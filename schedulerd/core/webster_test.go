@@ -1,7 +1,9 @@
 package core
 
 import (
+	"hash/fnv"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -62,5 +64,16 @@ func TestWebster(t *testing.T) {
 				t.Errorf("want %v, got %v", tt.want, got)
 			}
 		})
+	}
+}
+
+// tieDescending hashes as hash/fnv's FNV-1a-32.
+func TestTieDescendingIsFNV1a(t *testing.T) {
+	for _, uid := range []string{"a", "b", "d43fdeeb-d750-4e2b-bee3-64eb94534f4c", "uid-1", "uid-2", "ü", strings.Repeat("x", 100)} {
+		h := fnv.New32a()
+		h.Write([]byte(uid))
+		if want := h.Sum32()&1 == 1; tieDescending(uid) != want {
+			t.Errorf("%q: tieDescending %v, FNV-1a says %v", uid, !want, want)
+		}
 	}
 }
