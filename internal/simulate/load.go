@@ -26,12 +26,13 @@ func Load(paths []string, stdin io.Reader) validation.Result {
 	for _, p := range paths {
 		units = append(units, expand(p, stdin)...)
 	}
-	// Cut every file into pieces of about the same size.
+	// Cut every file into pieces of about the same size, several per CPU
+	// so that the last ones to finish leave little idle.
 	total := 0
 	for _, u := range units {
 		total += len(u.data)
 	}
-	target := max(minPiece, total/(4*runtime.GOMAXPROCS(0)))
+	target := max(minPiece, total/(16*runtime.GOMAXPROCS(0)))
 	var pieces []piece
 	for ui, u := range units {
 		if u.delegate != "" || u.problem != nil {
