@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 
@@ -31,36 +32,55 @@ func WriteJSON(w io.Writer, results []Result) error {
 	if _, err := io.WriteString(w, "{\n  \"results\": [\n    "); err != nil {
 		return err
 	}
+	// Batches of results are encoded concurrently, each while the one
+	// before is written.
 	const batch = 256
 	workers := runtime.GOMAXPROCS(0)
-	bufs := make([][]byte, min(batch, len(results)))
-	errs := make([]error, len(bufs))
+	type batchBufs struct {
+		bufs [][]byte
+		errs []error
+	}
+	var sets [2]batchBufs
+	for i := range sets {
+		sets[i] = batchBufs{make([][]byte, min(batch, len(results))), make([]error, min(batch, len(results)))}
+	}
 	encs := make([]encoder, workers) // one per worker, reused: its key scratch
-	for start := 0; start < len(results); start += batch {
-		end := min(start+batch, len(results))
-		var next sync.Mutex
-		k := start
+	encode := func(set *batchBufs, start, end int) *sync.WaitGroup {
 		var wg sync.WaitGroup
+		var next atomic.Int64
+		next.Store(int64(start))
 		for wi := range min(workers, end-start) {
 			wg.Go(func() {
 				e := &encs[wi]
 				for {
-					next.Lock()
-					i := k
-					k++
-					next.Unlock()
+					i := int(next.Add(1) - 1)
 					if i >= end {
 						return
 					}
-					e.buf = bufs[i-start][:0]
-					errs[i-start] = e.result(&results[i], 2)
-					bufs[i-start] = e.buf
+					e.buf = set.bufs[i-start][:0]
+					set.errs[i-start] = e.result(&results[i], 2)
+					set.bufs[i-start] = e.buf
 				}
 			})
 		}
-		wg.Wait()
+		return &wg
+	}
+	pending := encode(&sets[0], 0, min(batch, len(results)))
+	defer func() {
+		if pending != nil {
+			pending.Wait() // an error left a batch being encoded
+		}
+	}()
+	for start, n := 0, 0; start < len(results); start, n = start+batch, n+1 {
+		end := min(start+batch, len(results))
+		pending.Wait()
+		pending = nil
+		if end < len(results) {
+			pending = encode(&sets[(n+1)%2], end, min(end+batch, len(results)))
+		}
+		set := &sets[n%2]
 		for i := start; i < end; i++ {
-			if err := errs[i-start]; err != nil {
+			if err := set.errs[i-start]; err != nil {
 				return err
 			}
 			if i > 0 {
@@ -68,7 +88,7 @@ func WriteJSON(w io.Writer, results []Result) error {
 					return err
 				}
 			}
-			if _, err := w.Write(bufs[i-start]); err != nil {
+			if _, err := w.Write(set.bufs[i-start]); err != nil {
 				return err
 			}
 		}

@@ -469,3 +469,17 @@ spec:
 		t.Fatalf("warnings = %v", r.Warnings)
 	}
 }
+
+// An unencodable manifest value fails WriteJSON as encoding/json fails,
+// wherever it is among many results (while the next batch is encoded).
+func TestWriteJSONError(t *testing.T) {
+	for _, bad := range []int{0, 300, 599} {
+		results := make([]Result, 600)
+		results[bad].Manifests = map[string]map[string]any{"x": {"f": make(chan int)}}
+		var buf bytes.Buffer
+		err := WriteJSON(&buf, results)
+		if _, jerr := json.Marshal(results[bad].Manifests); err == nil || jerr == nil || err.Error() != jerr.Error() {
+			t.Errorf("result %d: WriteJSON error %v, encoding/json %v", bad, err, jerr)
+		}
+	}
+}
