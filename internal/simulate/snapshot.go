@@ -29,7 +29,7 @@ type snapshot struct {
 	byName  map[string]policy.ClusterFacts // selector facts per cluster
 	index   map[string]int                 // position in base
 	open    []int                          // indexes into base of the clusters with unbounded capacity
-	mu      sync.Mutex
+	mu      sync.RWMutex
 	byNeeds map[string]*framework.Snapshot
 }
 
@@ -164,6 +164,12 @@ func (s *snapshot) forBinding(b *events.Binding) *framework.Snapshot {
 		sb.WriteByte(';')
 	}
 	sig := sb.String()
+	s.mu.RLock()
+	snap, ok := s.byNeeds[sig]
+	s.mu.RUnlock()
+	if ok {
+		return snap
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if snap, ok := s.byNeeds[sig]; ok {
