@@ -191,7 +191,7 @@ func (s *snapshot) forBinding(b *events.Binding) *framework.Snapshot {
 	for _, i := range s.open {
 		cs[i].Allocatable = alloc
 	}
-	snap := framework.NewSnapshot(cs)
+	snap = framework.NewSnapshot(cs)
 	s.byNeeds[sig] = snap
 	return snap
 }
