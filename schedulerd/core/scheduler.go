@@ -57,9 +57,11 @@ type Result struct {
 	Feasible []string
 	// Diagnosis: every filtered cluster -> its reasons, each
 	// "<Plugin>: <reason>". The slices may be shared between clusters
-	// and between results; treat them as read-only.
+	// and between results, and so may the map between results of
+	// decisions on one Snapshot: treat them as read-only.
 	Diagnosis map[string][]string
 	// Scores: every feasible cluster -> the sum of the score plugins.
+	// Decisions on one Snapshot may share the map: treat it as read-only.
 	Scores map[string]int64
 	// Division explains the replica arithmetic in one line, ending with
 	// the cost per hour when replicas landed on priced clusters.

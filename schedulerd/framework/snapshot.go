@@ -207,12 +207,14 @@ func (s *Snapshot) Bind(a *Affinity) {
 	a.snap, a.hits = s, hits
 }
 
-// ScoreMap returns a new map from the name of each of clusters to the
-// score at the same index. Decisions on one snapshot tend to have the same
+// ScoreMap returns a map from the name of each of clusters to the score
+// at the same index. Decisions on one snapshot tend to have the same
 // feasible clusters (every binding of a policy does): once a set of
 // clusters (of this snapshot) has been seen twice, the snapshot keeps a map
-// of it with every score 0, and ScoreMap copies that map and sets the
-// scores that are not 0, which costs far less than inserting every name.
+// of it with every score 0, and ScoreMap returns that map itself when
+// every score is 0, or a copy of it with the other scores set, which costs
+// far less than inserting every name. The map may thus be shared with
+// other callers: it must not be modified.
 func (s *Snapshot) ScoreMap(clusters []*ClusterInfo, scores []int64) map[string]int64 {
 	var stack [16]uint64
 	set, h, ok := s.setOf(clusters, stack[:0])
@@ -250,6 +252,16 @@ func (s *Snapshot) ScoreMap(clusters []*ClusterInfo, scores []int64) map[string]
 			return insertScores(clusters, scores)
 		}
 	}
+	nonZero := false
+	for _, v := range scores[:len(clusters)] {
+		if v != 0 {
+			nonZero = true
+			break
+		}
+	}
+	if !nonZero {
+		return t.zeros // shared: read only
+	}
 	m := maps.Clone(t.zeros)
 	for k, c := range clusters {
 		if v := scores[k]; v != 0 {
@@ -259,11 +271,11 @@ func (s *Snapshot) ScoreMap(clusters []*ClusterInfo, scores []int64) map[string]
 	return m
 }
 
-// DiagnosisMap returns a new map from the name of each of clusters to the
-// reasons at the same index. Like ScoreMap, it copies a map kept for a
-// recurring diagnosis: the same clusters (of this snapshot) with the very
-// same reason slices (the scheduler shares them between decisions), once
-// seen twice.
+// DiagnosisMap returns a map from the name of each of clusters to the
+// reasons at the same index. Like ScoreMap, it returns a map kept for a
+// recurring diagnosis (the same clusters of this snapshot with the very
+// same reason slices: the scheduler shares them between decisions), once
+// seen twice; that map is shared and must not be modified.
 func (s *Snapshot) DiagnosisMap(clusters []*ClusterInfo, reasons [][]string) map[string][]string {
 	var stack [16]uint64
 	set, h, ok := s.setOf(clusters, stack[:0])
@@ -313,7 +325,7 @@ func (s *Snapshot) DiagnosisMap(clusters []*ClusterInfo, reasons [][]string) map
 			return insertDiagnosis(clusters, reasons)
 		}
 	}
-	return maps.Clone(t.m)
+	return t.m // shared: read only
 }
 
 type diagnosisTemplate struct {
