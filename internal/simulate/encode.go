@@ -109,6 +109,18 @@ type encoder struct {
 	shared map[sharedKey][2]int // -> e.buf[from:to]
 	// slices: the diagnosis slices encoded so far in the current map.
 	slices []sliceSeen
+	// maps: the last diagnosis maps encoded (by any result of this
+	// encoder) and their encodings. Results of the same policy mostly
+	// share one diagnosis map (core.Result.Diagnosis may be shared).
+	maps [4]encodedMap
+	next int // in maps, the next to replace
+}
+
+type encodedMap struct {
+	m     unsafe.Pointer
+	depth int
+	order unsafe.Pointer // the key order used (clusterNames)
+	enc   []byte
 }
 
 type sharedKey struct {
@@ -214,7 +226,7 @@ func (e *encoder) result(r *Result, d int) error {
 	e.field(4, d, "feasible")
 	e.strings(r.Feasible, d+1)
 	e.field(5, d, "diagnosis")
-	e.stringsMap(r.Diagnosis, d+1, r.clusterNames)
+	e.diagnosis(r.Diagnosis, d+1, r.clusterNames)
 	e.field(6, d, "error")
 	e.buf = appendString(e.buf, r.Error)
 	e.field(7, d, "manifests")
@@ -330,6 +342,29 @@ func (e *encoder) stringsMap(m map[string][]string, d int, order []string) {
 		e.popKeys(lo)
 	}
 	e.closeObject(len(m), d)
+}
+
+// diagnosis is stringsMap, copying the encoding of a map encoded before
+// (the very map, at the same depth, with the same key order).
+func (e *encoder) diagnosis(m map[string][]string, d int, order []string) {
+	if m == nil {
+		e.stringsMap(m, d, order)
+		return
+	}
+	p := reflect.ValueOf(m).UnsafePointer()
+	o := unsafe.Pointer(unsafe.SliceData(order))
+	for i := range e.maps {
+		if c := &e.maps[i]; c.m == p && c.depth == d && c.order == o {
+			e.buf = append(e.buf, c.enc...)
+			return
+		}
+	}
+	start := len(e.buf)
+	e.stringsMap(m, d, order)
+	c := &e.maps[e.next]
+	e.next = (e.next + 1) % len(e.maps)
+	c.m, c.depth, c.order = p, d, o
+	c.enc = append(c.enc[:0], e.buf[start:]...)
 }
 
 // stringsOnce encodes ss, or copies its encoding when the same slice was
