@@ -50,7 +50,12 @@ func newFailoverHandler(t *testing.T, clk *clock, clusters ...string) (*Handler,
 	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
 	h.now = clk.now
 	for _, c := range clusters {
-		join(t, h, c, true)
+		// Registered and Ready at the handler's clock (join stamps the real
+		// time, which a later report on this clock would look older than).
+		if err := h.Handle(context.Background(), ev(t, events.TypeClusterRegistered, events.ClusterRegistration{Name: c, Generation: 1})); err != nil {
+			t.Fatal(err)
+		}
+		health(t, h, clk, c, "Ready")
 	}
 	return h, rec
 }
