@@ -281,6 +281,31 @@ type claim struct {
 	once       sync.Once
 	policyName []string        // render.PolicyName of each override
 	touched    map[string]bool // replica field -> does some override touch it
+	mu         sync.RWMutex
+	matchings  map[string]*matching // by rule bits
+}
+
+// matching returns matchingOverrides of the claim's overrides for bits,
+// made once per distinct bits.
+func (c *claim) matching(bits []byte) *matching {
+	c.mu.RLock()
+	m, ok := c.matchings[string(bits)]
+	c.mu.RUnlock()
+	if ok {
+		return m
+	}
+	m = matchingOverrides(c.overrides, c.names(), bits)
+	c.mu.Lock()
+	if prev, ok := c.matchings[string(bits)]; ok {
+		m = prev
+	} else if len(c.matchings) < 1024 {
+		if c.matchings == nil {
+			c.matchings = make(map[string]*matching)
+		}
+		c.matchings[string(bits)] = m
+	}
+	c.mu.Unlock()
+	return m
 }
 
 // names returns render.PolicyName of each override.
@@ -550,7 +575,7 @@ func (w *world) renderAll(tpl map[string]any, b *events.Binding, c *claim, res *
 		}
 		r, ok := memo[string(sig)]
 		if !ok {
-			r.obj, r.applied, r.err = renderMatching(tpl, rc, b.Overrides, names, sig[start:], rp)
+			r.obj, r.applied, r.err = renderMatching(tpl, rc, c.matching(sig[start:]), rp)
 			r.replicas = rp
 			if r.applied == nil {
 				r.applied = []string{}
@@ -578,14 +603,33 @@ func (w *world) renderAll(tpl map[string]any, b *events.Binding, c *claim, res *
 }
 
 // renderMatching is render.Render given only the override rules that
-// target the cluster (bits: per policy '|' then one '0'/'1' per rule, as
-// appendRuleBits writes them). Render skips the others anyway; leaving
-// them out saves evaluating their cluster selectors once more. A policy
-// none of whose rules match is left out (it contributes nothing); the rule
-// index of an override error is mapped back to the policy's own.
-func renderMatching(tpl map[string]any, rc render.Cluster, overrides []policy.OverridePolicy, names []string, bits []byte, rp *int32) (map[string]any, []string, error) {
-	pols := make([]policy.OverridePolicy, 0, len(overrides))
-	var ruleIndex map[string][]int // policy -> kept rule -> original index
+// target the cluster (m, from matchingOverrides). Render skips the others
+// anyway; leaving them out saves evaluating their cluster selectors once
+// more. The rule index of an override error is mapped back to the
+// policy's own.
+func renderMatching(tpl map[string]any, rc render.Cluster, m *matching, rp *int32) (map[string]any, []string, error) {
+	obj, applied, err := render.Render(tpl, rc, m.pols, rp)
+	var oe *render.OverrideError
+	if err != nil && errors.As(err, &oe) {
+		if kept, ok := m.ruleIndex[oe.Policy]; ok && oe.Rule >= 0 && oe.Rule < len(kept) {
+			oe.Rule = kept[oe.Rule]
+		}
+	}
+	return obj, applied, err
+}
+
+// matching is the override policies to render with for one set of
+// matching rules; shared and read-only.
+type matching struct {
+	pols      []policy.OverridePolicy
+	ruleIndex map[string][]int // policy -> kept rule -> original index
+}
+
+// matchingOverrides keeps of overrides the rules that bits mark (per
+// policy '|' then one '0'/'1' per rule, as appendRuleBits writes them). A
+// policy none of whose rules match is left out (it contributes nothing).
+func matchingOverrides(overrides []policy.OverridePolicy, names []string, bits []byte) *matching {
+	m := &matching{pols: make([]policy.OverridePolicy, 0, len(overrides))}
 	for i := range overrides {
 		p := &overrides[i]
 		bits = bits[1:] // '|'
@@ -596,7 +640,7 @@ func renderMatching(tpl map[string]any, rc render.Cluster, overrides []policy.Ov
 			continue
 		}
 		if len(p.Spec.OverrideRules) == 0 || !slices.Contains(mine, '0') {
-			pols = append(pols, *p)
+			m.pols = append(m.pols, *p)
 			continue
 		}
 		q := *p
@@ -608,20 +652,13 @@ func renderMatching(tpl map[string]any, rc render.Cluster, overrides []policy.Ov
 				kept = append(kept, ri)
 			}
 		}
-		if ruleIndex == nil {
-			ruleIndex = map[string][]int{}
+		if m.ruleIndex == nil {
+			m.ruleIndex = map[string][]int{}
 		}
-		ruleIndex[names[i]] = kept
-		pols = append(pols, q)
+		m.ruleIndex[names[i]] = kept
+		m.pols = append(m.pols, q)
 	}
-	obj, applied, err := render.Render(tpl, rc, pols, rp)
-	var oe *render.OverrideError
-	if err != nil && errors.As(err, &oe) {
-		if kept, ok := ruleIndex[oe.Policy]; ok && oe.Rule >= 0 && oe.Rule < len(kept) {
-			oe.Rule = kept[oe.Rule]
-		}
-	}
-	return obj, applied, err
+	return m
 }
 
 // replicaField is the field Render sets the replicas in: spec.replicas of
