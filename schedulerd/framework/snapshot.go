@@ -35,6 +35,8 @@ type Snapshot struct {
 	// DiagnosisMap's, alike.
 	diagnoses     map[uint64]*diagnosisTemplate
 	seenDiagnoses map[uint64]bool
+	// templateEntries counts the entries of templates and diagnoses.
+	templateEntries int
 }
 
 type derived struct {
@@ -126,7 +128,7 @@ func (s *Snapshot) IsView(clusters []*ClusterInfo) bool {
 }
 
 // maxMemo bounds Memo's entries; beyond it values are computed each time.
-const maxMemo = 4096
+const maxMemo = 256
 
 // Memo returns what compute returns for key, computed once per snapshot:
 // a plugin keeps there what it derives from the clusters for a kind of
@@ -229,7 +231,8 @@ func (s *Snapshot) ScoreMap(clusters []*ClusterInfo, scores []int64) map[string]
 		t = s.templates[h]
 		switch {
 		case t != nil && slices.Equal(t.set, set):
-		case t == nil && s.seenSets[h] && len(s.templates) < maxTemplates:
+		case t == nil && s.seenSets[h] && len(s.templates) < maxTemplates && s.templateEntries+len(clusters) <= maxTemplateEntries:
+			s.templateEntries += len(clusters)
 			t = &scoreTemplate{set: slices.Clone(set), zeros: make(map[string]int64, len(clusters))}
 			for _, c := range clusters {
 				t.zeros[c.Name] = 0
@@ -305,7 +308,8 @@ func (s *Snapshot) DiagnosisMap(clusters []*ClusterInfo, reasons [][]string) map
 		t = s.diagnoses[h]
 		switch {
 		case same(t):
-		case t == nil && s.seenDiagnoses[h] && len(s.diagnoses) < maxTemplates:
+		case t == nil && s.seenDiagnoses[h] && len(s.diagnoses) < maxTemplates && s.templateEntries+len(clusters) <= maxTemplateEntries:
+			s.templateEntries += len(clusters)
 			t = &diagnosisTemplate{set: slices.Clone(set), reasons: slices.Clone(reasons[:len(clusters)]), m: insertDiagnosis(clusters, reasons)}
 			if s.diagnoses == nil {
 				s.diagnoses = make(map[uint64]*diagnosisTemplate)
@@ -346,6 +350,9 @@ func insertDiagnosis(clusters []*ClusterInfo, reasons [][]string) map[string][]s
 const (
 	maxTemplates = 256
 	maxSeenSets  = 4096
+	// maxTemplateEntries bounds the entries of all the maps kept (scores
+	// and diagnoses together): a few MB for 5,000 clusters.
+	maxTemplateEntries = 1 << 17
 )
 
 // scoreTemplate is a set of clusters (a bit per cluster index) and a map
