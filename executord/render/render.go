@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
@@ -356,11 +358,71 @@ func deepCopy(template map[string]any) (map[string]any, error) {
 	if template == nil {
 		return nil, errors.New("nil template")
 	}
+	if out, ok := copyJSONMap(template); ok {
+		return out, nil
+	}
+	// A value of a type JSON decoding never produces: take the long way,
+	// which also normalises it.
 	b, err := json.Marshal(template)
 	if err != nil {
 		return nil, err
 	}
 	return decodeObject(b)
+}
+
+// copyJSONMap copies a tree of JSON values (map[string]any, []any, string,
+// bool, nil, int64, float64) exactly as a JSON round trip through
+// decodeObject would, without encoding it: a float64 that such a round trip
+// would read back as an integer becomes an int64. It reports false, having
+// copied nothing usable, when the tree holds any other type.
+func copyJSONMap(m map[string]any) (map[string]any, bool) {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		c, ok := copyJSONValue(v)
+		if !ok {
+			return nil, false
+		}
+		out[k] = c
+	}
+	return out, true
+}
+
+func copyJSONValue(v any) (any, bool) {
+	switch t := v.(type) {
+	case nil, string, bool, int64:
+		return t, true
+	case float64:
+		// json.Marshal writes an integral float64 below 1e21 without a
+		// fraction or exponent, which decodeObject reads as an int64.
+		if math.IsInf(t, 0) || math.IsNaN(t) {
+			return nil, false // json.Marshal refuses these
+		}
+		if t != math.Trunc(t) || math.Abs(t) >= 1e21 {
+			return t, true
+		}
+		if math.Abs(t) < 1<<53 {
+			return int64(t), true // exact
+		}
+		// Above 2^53 json.Marshal prints the shortest digits that read back
+		// as t, padded with zeros: read those as decodeObject would.
+		if n, err := strconv.ParseInt(strconv.FormatFloat(t, 'f', -1, 64), 10, 64); err == nil {
+			return n, true
+		}
+		return t, true
+	case map[string]any:
+		return copyJSONMap(t)
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			c, ok := copyJSONValue(e)
+			if !ok {
+				return nil, false
+			}
+			out[i] = c
+		}
+		return out, true
+	}
+	return nil, false
 }
 
 // decodeObject decodes a JSON object with integers as int64 (apimachinery's
