@@ -29,7 +29,7 @@ func TestDeepCopyIsTheJSONRoundTrip(t *testing.T) {
 			"spec": map[string]any{"replicas": float64(3), "template": map[string]any{"spec": map[string]any{
 				"containers": []any{map[string]any{"name": "c", "image": "nginx", "ports": []any{map[string]any{"containerPort": int64(80)}}}}}}}},
 		"integral floats become int64, fractions stay float64": {"a": float64(2), "b": 2.5, "c": float64(-0.0), "d": 1e20, "e": 1e21, "f": -7.0},
-		"nulls, booleans, empty maps and lists": {"a": nil, "b": true, "c": map[string]any{}, "d": []any{}, "e": []any{nil, false, "x"}},
+		"nulls, booleans, empty maps and lists":                {"a": nil, "b": true, "c": map[string]any{}, "d": []any{}, "e": []any{nil, false, "x"}},
 	}
 	for name, m := range cases {
 		t.Run(name, func(t *testing.T) {
