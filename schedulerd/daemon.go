@@ -152,7 +152,7 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 	read(events.StreamPlacement, events.AllPlacements, func(m natsbus.Message) {
 		var p events.PlacementDecision
 		if events.Type(m.Event.Type()) == events.TypePlacementDecided && events.Decode(m.Event, &p) == nil {
-			h.placements[p.Key] = p
+			h.placements[p.Key] = remembered(p)
 		}
 	})
 	h.snap, h.view = nil, nil

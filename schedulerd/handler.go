@@ -232,7 +232,7 @@ func (h *Handler) HandleHealthSnapshot(ctx context.Context, e events.Event) erro
 		if old == nil || old.reg.Generation == 0 {
 			continue // not registered (any more)
 		}
-		if old.health != nil && old.health.State == c.State && old.health.Since.Equal(c.Since) && len(old.health.Taints) == len(c.Taints) {
+		if old.health != nil && sameHealth(*old.health, c) {
 			continue
 		}
 		if h.recordHealth(c) {
@@ -252,6 +252,25 @@ func (h *Handler) HandleHealthSnapshot(ctx context.Context, e events.Event) erro
 		}
 	}
 	return nil
+}
+
+// sameHealth: nothing failover or the filters read differs (state, Ready,
+// since, failingSince, each taint with its timeAdded).
+func sameHealth(a, b events.ClusterHealth) bool {
+	if a.State != b.State || a.Ready != b.Ready || !a.Since.Equal(b.Since) || len(a.Taints) != len(b.Taints) {
+		return false
+	}
+	if (a.FailingSince == nil) != (b.FailingSince == nil) || a.FailingSince != nil && !a.FailingSince.Equal(*b.FailingSince) {
+		return false
+	}
+	for i := range a.Taints {
+		x, y := a.Taints[i], b.Taints[i]
+		if x.Key != y.Key || x.Value != y.Value || x.Effect != y.Effect || (x.TimeAdded == nil) != (y.TimeAdded == nil) ||
+			x.TimeAdded != nil && !x.TimeAdded.Equal(y.TimeAdded) {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *Handler) member(name string) *member {

@@ -109,14 +109,18 @@ func (h *Handler) dropReservations(k events.ObjectKey) {
 // available in a cluster.
 func (h *Handler) reservationRunning(st events.WorkStatus) {
 	r := h.reserved[st.Cluster][st.Key]
-	if r == nil || !r.runningAt.IsZero() {
-		return
+	if r == nil || !r.runningAt.IsZero() || st.UpdatedAt.Before(r.at) {
+		return // none, already running, or a report from before the placement
 	}
-	if st.AvailableReplicas >= r.replicas || st.ReadyReplicas >= r.replicas {
-		r.runningAt = st.UpdatedAt
-		if r.runningAt.IsZero() {
-			r.runningAt = h.now()
+	// The cluster's whole share must run, not just as many as were added.
+	want := int32(0)
+	for _, c := range h.placements[st.Key].Clusters {
+		if c.Name == st.Cluster {
+			want = c.Replicas
 		}
+	}
+	if want > 0 && (st.AvailableReplicas >= want || st.ReadyReplicas >= want) {
+		r.runningAt = st.UpdatedAt
 	}
 }
 

@@ -108,3 +108,33 @@ func TestAReservationExpiresWhenItsReplicasNeverStart(t *testing.T) {
 		t.Fatal("a reservation older than ReservationTTL must be released")
 	}
 }
+
+func TestAScaleUpStaysReservedUntilTheWholeShareRuns(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
+	capacityOf(t, h, "cluster1", "0", clk.t)
+	capacityOf(t, h, "cluster2", "0", clk.t)
+	ctx := context.Background()
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, dynamicBinding("a", 4, 1))); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(time.Second)
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, dynamicBinding("a", 10, 2))); err != nil {
+		t.Fatal(err)
+	}
+	share := map[string]int32{}
+	for _, c := range h.placements[dynamicBinding("a", 10, 2).Key].Clusters {
+		share[c.Name] = c.Replicas
+	}
+	// cluster1 still reports only its old 2 replicas available.
+	clk.advance(time.Second)
+	st := events.WorkStatus{Key: dynamicBinding("a", 10, 2).Key, Cluster: "cluster1", Generation: 2, Replicas: share["cluster1"], AvailableReplicas: 2, UpdatedAt: clk.t}
+	if err := h.Handle(ctx, ev(t, events.TypeWorkStatusChanged, st)); err != nil {
+		t.Fatal(err)
+	}
+	clk.advance(time.Second)
+	capacityOf(t, h, "cluster1", "200m", clk.t)
+	if len(h.reserved["cluster1"]) == 0 {
+		t.Fatalf("a report of the old replicas must not release the scale-up's reservation (share %d)", share["cluster1"])
+	}
+}

@@ -132,12 +132,19 @@ func (b *Bus) Publish(ctx context.Context, subj string, e events.Event) error {
 	b.pubMu.Lock()
 	b.pubSeq++
 	seq := b.pubSeq
+	prev, hadPrev := b.latest[subj]
 	b.latest[subj] = seq
 	b.pubMu.Unlock()
 	_, err = b.js.PublishMsg(ctx, msg)
 	b.pubMu.Lock()
 	if b.latest[subj] == seq {
-		delete(b.latest, subj)
+		if err != nil && hadPrev {
+			// Not stored: an earlier deferred event still waiting on this
+			// subject is the subject's newest state again.
+			b.latest[subj] = prev
+		} else {
+			delete(b.latest, subj)
+		}
 	}
 	b.pubMu.Unlock()
 	if err != nil {
