@@ -2,6 +2,8 @@ package events
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flotilla-io/flotilla/events/policy"
@@ -121,6 +123,21 @@ type PolicyRef struct {
 type TargetCluster struct {
 	Name     string `json:"name"`
 	Replicas int32  `json:"replicas"`
+}
+
+// FormatTargets writes a placement as "cluster1=2,cluster2=2" ("" for none),
+// the way logs, replay summaries and tests show it.
+func FormatTargets(cs []TargetCluster) string {
+	var sb strings.Builder
+	for i, c := range cs {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(c.Name)
+		sb.WriteByte('=')
+		sb.WriteString(strconv.Itoa(int(c.Replicas)))
+	}
+	return sb.String()
 }
 
 // PlacementDecision is schedulerd's answer for one binding revision: where

@@ -3,6 +3,7 @@ package executord
 import (
 	"context"
 	"encoding/json"
+	"github.com/flotilla-io/flotilla/internal/observe/observetest"
 	"sync"
 	"testing"
 	"time"
@@ -192,23 +193,7 @@ func workCount(t *testing.T, bus *natsbus.Bus) int {
 // gauge reads a cluster's value of a gauge from reg (0 when absent).
 func gauge(t *testing.T, reg *prometheus.Registry, name, cluster string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "cluster" && l.GetValue() == cluster {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return observetest.Gauge(t, reg, name, "cluster", cluster)
 }
 
 func deadLetters(t *testing.T, bus *natsbus.Bus) int {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/flotilla-io/flotilla/internal/observe/observetest"
 	"io"
 	"log"
 	"net/http"
@@ -272,24 +273,8 @@ func count(s *stream, typ events.Type) int {
 	return n
 }
 
-// gauge reads a per-cluster gauge from reg (-1 if absent).
+// gauge reads a cluster's value of a gauge from reg (0 when absent).
 func gauge(t *testing.T, reg *prometheus.Registry, name, cluster string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "cluster" && l.GetValue() == cluster {
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return -1
+	return observetest.Gauge(t, reg, name, "cluster", cluster)
 }

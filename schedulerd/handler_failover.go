@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -296,15 +295,7 @@ func (h *Handler) logf(what string, k events.ObjectKey, e events.Eviction, from,
 		return
 	}
 	h.log.Info(what, zap.String("workload", k.String()), zap.String("cluster", e.Cluster), zap.String("reason", e.Reason),
-		zap.String("message", e.Message), zap.String("purge", e.PurgeReason), zap.String("from", targets(from)), zap.String("to", targets(to)))
-}
-
-func targets(cs []events.TargetCluster) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s=%d", c.Name, c.Replicas)
-	}
-	return strings.Join(parts, ",")
+		zap.String("message", e.Message), zap.String("purge", e.PurgeReason), zap.String("from", events.FormatTargets(from)), zap.String("to", events.FormatTargets(to)))
 }
 
 // evictedNames lists the clusters a placement's evictions keep out.

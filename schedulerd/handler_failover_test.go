@@ -33,7 +33,7 @@ func lastPlacement(r *eventstest.Recorder) events.PlacementDecision {
 	return ps[len(ps)-1]
 }
 
-func targetsOf(p events.PlacementDecision) string { return targets(p.Clusters) }
+func targetsOf(p events.PlacementDecision) string { return events.FormatTargets(p.Clusters) }
 
 func failoverRecords(r *eventstest.Recorder, t events.Type) []events.FailoverRecord {
 	var out []events.FailoverRecord
@@ -118,7 +118,7 @@ func TestSeed000FailoverMovesTwoTwoTwoToThreeThreeAndNothingMovesBackUntilAResch
 		t.Fatalf("the placement must carry cluster1's graceful eviction, kept: %+v", p.Evictions)
 	}
 	ev1 := failoverRecords(rec, events.TypeFailoverEvicted)
-	if len(ev1) != 1 || targets(ev1[0].From) != "cluster1=2,cluster2=2,cluster3=2" || targets(ev1[0].To) != "cluster2=3,cluster3=3" || ev1[0].Eviction.Reason != events.EvictApplicationFailure {
+	if len(ev1) != 1 || events.FormatTargets(ev1[0].From) != "cluster1=2,cluster2=2,cluster3=2" || events.FormatTargets(ev1[0].To) != "cluster2=3,cluster3=3" || ev1[0].Eviction.Reason != events.EvictApplicationFailure {
 		t.Fatalf("the eviction must be recorded with from and to: %+v", ev1)
 	}
 

@@ -149,11 +149,7 @@ func targetList(cs []events.TargetCluster) string {
 	if len(cs) == 0 {
 		return "<none>"
 	}
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s=%d", c.Name, c.Replicas)
-	}
-	return strings.Join(parts, ",")
+	return events.FormatTargets(cs)
 }
 
 // readableEvent is a CloudEvent in structured JSON with its data as JSON

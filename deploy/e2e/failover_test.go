@@ -135,7 +135,7 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 			if err != nil {
 				return err
 			}
-			if got := targetsString(p.Clusters); got != want || len(p.Evictions) != 1 || p.Evictions[0].Cluster != "cluster1" {
+			if got := events.FormatTargets(p.Clusters); got != want || len(p.Evictions) != 1 || p.Evictions[0].Cluster != "cluster1" {
 				return fmt.Errorf("%s: placement %s evictions %+v, want %s and cluster1 evicted", name, got, p.Evictions, want)
 			}
 		}
@@ -181,7 +181,7 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := targetsString(p.Clusters); got != want {
+		if got := events.FormatTargets(p.Clusters); got != want {
 			t.Fatalf("%s moved back after cluster1 recovered: %s, want %s", name, got, want)
 		}
 	}
@@ -199,14 +199,6 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 	s.canaryRuns("cluster1", ns)
 	s.mustCLI("reschedule", "deployment/web", "-n", ns)
 	expectMembers(s, "web back at 2/2/2 after flotilla reschedule", ns, "web", map[string]int32{"cluster1": 2, "cluster2": 2, "cluster3": 2})
-}
-
-func targetsString(cs []events.TargetCluster) string {
-	parts := make([]string, len(cs))
-	for i, c := range cs {
-		parts[i] = fmt.Sprintf("%s=%d", c.Name, c.Replicas)
-	}
-	return strings.Join(parts, ",")
 }
 
 // TestApplicationFailoverMovesAWorkloadThatCannotBecomeReady: in cluster1 an
