@@ -40,8 +40,24 @@ func NewWithID(id string, t Type, source, subject string, data any) (Event, erro
 	e.SetSource(source)
 	e.SetSubject(subject)
 	e.SetTime(time.Now().UTC())
-	if err := e.SetData("application/json", data); err != nil {
-		return Event{}, fmt.Errorf("encode %s data: %w", t, err)
+	switch d := data.(type) {
+	case nil, []byte:
+		// As the SDK does it (nil: no data; []byte: opaque bytes).
+		if err := e.SetData("application/json", data); err != nil {
+			return Event{}, fmt.Errorf("encode %s data: %w", t, err)
+		}
+	default:
+		body, ok := d.(json.RawMessage)
+		if !ok {
+			b, err := MarshalJSON(data)
+			if err != nil {
+				return Event{}, fmt.Errorf("encode %s data: %w", t, err)
+			}
+			body = b
+		}
+		// What SetData does with a value it encodes itself, with our codec.
+		e.SetDataContentType("application/json")
+		e.DataEncoded, e.DataBase64 = body, false
 	}
 	return e, nil
 }
@@ -83,7 +99,7 @@ func stringExt(e Event, name string) string {
 
 // Decode unmarshals e's JSON data into out; a failure is Permanent.
 func Decode(e Event, out any) error {
-	if err := json.Unmarshal(e.Data(), out); err != nil {
+	if err := UnmarshalJSON(e.Data(), out); err != nil {
 		return Permanent(fmt.Errorf("decode %s data: %w", e.Type(), err))
 	}
 	return nil

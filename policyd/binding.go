@@ -1,7 +1,6 @@
 package policyd
 
 import (
-	"encoding/json"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -135,7 +134,7 @@ func toString(v any) string {
 	case string:
 		return x
 	default:
-		b, _ := json.Marshal(x)
+		b, _ := events.MarshalJSON(x)
 		return string(b)
 	}
 }
@@ -161,8 +160,8 @@ func BuildBinding(t *template, claimed *candidatePolicy, overrides []policy.Over
 func sameBinding(a, b events.Binding) bool {
 	a.Revision, b.Revision = 0, 0
 	a.RescheduleRequestedAt, b.RescheduleRequestedAt = nil, nil
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
+	ja, _ := events.MarshalJSON(a)
+	jb, _ := events.MarshalJSON(b)
 	return string(ja) == string(jb)
 }
 

@@ -2,7 +2,6 @@ package policyd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -78,7 +77,7 @@ const CredentialsNamespace = "karmada-system"
 // applied object.
 func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error {
 	var obj map[string]any
-	if err := json.Unmarshal(e.Data(), &obj); err != nil || obj == nil {
+	if err := events.UnmarshalJSON(e.Data(), &obj); err != nil || obj == nil {
 		return events.Permanent(fmt.Errorf("data is not a Kubernetes object in JSON: %v", err))
 	}
 	doc, errs, warns := validation.ValidateObject(obj)
@@ -90,7 +89,7 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	if len(errs) > 0 {
 		return h.reject(ctx, e, key, errs)
 	}
-	raw, _ := json.Marshal(doc.Object)
+	raw, _ := events.MarshalJSON(doc.Object)
 	rec := events.ObjectRecord{Key: key, APIVersion: doc.APIVersion, Object: raw, Role: role, Generation: 1, UpdatedAt: h.now().UTC()}
 	for _, w := range warns {
 		rec.Warnings = append(rec.Warnings, validation.Format(w))
@@ -177,7 +176,7 @@ func (r objectRef) key() events.ObjectKey {
 
 func decodeRef(e events.Event, what string) (objectRef, error) {
 	var r objectRef
-	if err := json.Unmarshal(e.Data(), &r); err != nil || r.Kind == "" || r.Metadata.Name == "" {
+	if err := events.UnmarshalJSON(e.Data(), &r); err != nil || r.Kind == "" || r.Metadata.Name == "" {
 		return r, events.Permanent(fmt.Errorf("%s needs apiVersion, kind and metadata.name: %v", what, err))
 	}
 	return r, nil
@@ -235,7 +234,7 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 	if s.Namespace == "" {
 		s.Namespace = CredentialsNamespace
 	}
-	raw, _ := json.Marshal(s)
+	raw, _ := events.MarshalJSON(s)
 	key := events.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}
 	return h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()})
 }
@@ -360,9 +359,9 @@ func (h *Handler) register(ctx context.Context, cause events.Event, name string)
 	last, had := h.st.registrations[name]
 	reg.Generation = last.Generation
 	if had {
-		a, _ := json.Marshal(last)
+		a, _ := events.MarshalJSON(last)
 		reg2 := reg
-		b, _ := json.Marshal(reg2)
+		b, _ := events.MarshalJSON(reg2)
 		if string(a) == string(b) {
 			return nil
 		}

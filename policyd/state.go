@@ -1,7 +1,6 @@
 package policyd
 
 import (
-	"encoding/json"
 	"sort"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -42,7 +41,7 @@ func (s *state) put(r events.ObjectRecord) error {
 	switch r.Role {
 	case events.RoleTemplate:
 		var obj map[string]any
-		if err := json.Unmarshal(r.Object, &obj); err != nil {
+		if err := events.UnmarshalJSON(r.Object, &obj); err != nil {
 			return err
 		}
 		uid := ""
@@ -55,25 +54,25 @@ func (s *state) put(r events.ObjectRecord) error {
 		s.templates[r.Key] = &template{Record: r, Object: obj, UID: uid}
 	case events.RolePolicy:
 		var p policy.PropagationPolicy
-		if err := json.Unmarshal(r.Object, &p); err != nil {
+		if err := events.UnmarshalJSON(r.Object, &p); err != nil {
 			return err
 		}
 		s.propagations[r.Key] = candidatePolicy{Key: r.Key, Policy: p}
 	case events.RoleOverride:
 		var p policy.OverridePolicy
-		if err := json.Unmarshal(r.Object, &p); err != nil {
+		if err := events.UnmarshalJSON(r.Object, &p); err != nil {
 			return err
 		}
 		s.overrides[r.Key] = overridePolicy{Key: r.Key, Policy: p}
 	case events.RoleCluster:
 		var c policy.Cluster
-		if err := json.Unmarshal(r.Object, &c); err != nil {
+		if err := events.UnmarshalJSON(r.Object, &c); err != nil {
 			return err
 		}
 		s.clusters[c.Name] = c
 	case RoleCredentials:
 		var sec events.SealedSecret
-		if err := json.Unmarshal(r.Object, &sec); err != nil {
+		if err := events.UnmarshalJSON(r.Object, &sec); err != nil {
 			return err
 		}
 		s.secrets[sec.Namespace+"/"+sec.Name] = sec

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
+	"strconv"
 	"sync"
 	"time"
 
@@ -449,15 +449,26 @@ func samePlacement(a, b events.PlacementDecision) bool {
 }
 
 func placementFingerprint(p events.PlacementDecision) string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "%t|%s|%s|", p.Scheduled, p.Error, p.AffinityName)
+	b := make([]byte, 0, 64+24*len(p.Clusters))
+	b = strconv.AppendBool(b, p.Scheduled)
+	b = append(b, '|')
+	b = append(b, p.Error...)
+	b = append(b, '|')
+	b = append(b, p.AffinityName...)
+	b = append(b, '|')
 	for _, c := range p.Clusters {
-		fmt.Fprintf(&sb, "%s=%d,", c.Name, c.Replicas)
+		b = append(b, c.Name...)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, int64(c.Replicas), 10)
+		b = append(b, ',')
 	}
 	for _, e := range p.Evictions {
-		fmt.Fprintf(&sb, "|evicted %s kept=%t", e.Cluster, e.Kept())
+		b = append(b, "|evicted "...)
+		b = append(b, e.Cluster...)
+		b = append(b, " kept="...)
+		b = strconv.AppendBool(b, e.Kept())
 	}
-	return sb.String()
+	return string(b)
 }
 
 // CatchUp schedules every binding whose latest revision has no placement

@@ -1,7 +1,7 @@
 package schedulerd
 
 import (
-	"sort"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -38,8 +38,56 @@ type reservation struct {
 	runningAt time.Time
 }
 
-// reservations: cluster -> template -> reservation.
-type reservations map[string]map[events.ObjectKey]*reservation
+// clusterReservations are one cluster's reservations and their running
+// total (Σ replicas × per-replica requests, pods included), kept as they
+// change so that reading a cluster's reserved figure costs the same with
+// ten reservations or a hundred thousand.
+type clusterReservations struct {
+	byKey map[events.ObjectKey]*reservation
+	total corev1.ResourceList
+}
+
+// reservations: cluster -> its reservations.
+type reservations map[string]*clusterReservations
+
+// count is the number of templates with replicas reserved in cluster.
+func (rs reservations) count(cluster string) int {
+	if c := rs[cluster]; c != nil {
+		return len(c.byKey)
+	}
+	return 0
+}
+
+// addReplicas adds n replicas of per (n may be negative) to the total.
+func (c *clusterReservations) addReplicas(per corev1.ResourceList, n int32) {
+	if n == 0 {
+		return
+	}
+	if c.total == nil {
+		c.total = corev1.ResourceList{}
+	}
+	for name, q := range per {
+		add := q.DeepCopy()
+		add.Mul(int64(n))
+		cur := c.total[name]
+		cur.Add(add)
+		c.total[name] = cur
+	}
+	pods := c.total[corev1.ResourcePods]
+	pods.Add(*resource.NewQuantity(int64(n), resource.DecimalSI))
+	c.total[corev1.ResourcePods] = pods
+}
+
+// remove forgets one template's reservation.
+func (c *clusterReservations) remove(k events.ObjectKey) {
+	if r := c.byKey[k]; r != nil {
+		c.addReplicas(r.perReplica, -r.replicas)
+		delete(c.byKey, k)
+	}
+	if len(c.byKey) == 0 {
+		c.total = nil // exact arithmetic leaves zeros; start clean
+	}
+}
 
 // reserve records a placement's change of replicas per cluster for a
 // template with known requests.
@@ -47,59 +95,67 @@ func (h *Handler) reserve(b events.Binding, before, after []events.TargetCluster
 	if len(b.ReplicaRequirements) == 0 {
 		return
 	}
-	old := map[string]int32{}
-	for _, c := range before {
-		old[c.Name] = c.Replicas
-	}
 	now := h.now()
-	seen := map[string]bool{}
 	for _, c := range after {
-		seen[c.Name] = true
-		delta := c.Replicas - old[c.Name]
-		if delta == 0 {
-			continue
+		var had int32
+		for _, o := range before {
+			if o.Name == c.Name {
+				had = o.Replicas
+				break
+			}
 		}
-		h.adjustReservation(c.Name, b.Key, delta, b.ReplicaRequirements, now)
+		if delta := c.Replicas - had; delta != 0 {
+			h.adjustReservation(c.Name, b.Key, delta, b.ReplicaRequirements, now)
+		}
 	}
-	for name, n := range old {
-		if !seen[name] {
-			h.adjustReservation(name, b.Key, -n, b.ReplicaRequirements, now)
+	for _, o := range before {
+		if !slices.ContainsFunc(after, func(c events.TargetCluster) bool { return c.Name == o.Name }) {
+			h.adjustReservation(o.Name, b.Key, -o.Replicas, b.ReplicaRequirements, now)
 		}
 	}
 }
 
 func (h *Handler) adjustReservation(cluster string, k events.ObjectKey, delta int32, per corev1.ResourceList, now time.Time) {
-	m := h.reserved[cluster]
-	r := m[k]
+	if delta == 0 {
+		return
+	}
+	c := h.reserved[cluster]
+	var r *reservation
+	if c != nil {
+		r = c.byKey[k]
+	}
 	if delta < 0 {
 		if r == nil {
 			return
 		}
-		r.replicas += delta
-		if r.replicas <= 0 {
-			delete(m, k)
+		if r.replicas+delta <= 0 {
+			c.remove(k)
+		} else {
+			r.replicas += delta
+			c.addReplicas(r.perReplica, delta)
 		}
 		h.reservedChanged = true
 		return
 	}
-	if m == nil {
-		m = map[events.ObjectKey]*reservation{}
-		h.reserved[cluster] = m
+	if c == nil {
+		c = &clusterReservations{byKey: map[events.ObjectKey]*reservation{}}
+		h.reserved[cluster] = c
 	}
 	if r == nil {
 		r = &reservation{perReplica: per}
-		m[k] = r
+		c.byKey[k] = r
 	}
 	r.replicas += delta
+	c.addReplicas(r.perReplica, delta)
 	r.at, r.runningAt = now, time.Time{}
 	h.reservedChanged = true
 }
 
 // dropReservations forgets a template's reservations (its placement was removed).
 func (h *Handler) dropReservations(k events.ObjectKey) {
-	for _, m := range h.reserved {
-		if _, ok := m[k]; ok {
-			delete(m, k)
+	for _, c := range h.reserved {
+		if _, ok := c.byKey[k]; ok {
+			c.remove(k)
 			h.reservedChanged = true
 		}
 	}
@@ -108,15 +164,19 @@ func (h *Handler) dropReservations(k events.ObjectKey) {
 // reservationRunning notes that executord reports a template's replicas
 // available in a cluster.
 func (h *Handler) reservationRunning(st events.WorkStatus) {
-	r := h.reserved[st.Cluster][st.Key]
+	c := h.reserved[st.Cluster]
+	if c == nil {
+		return
+	}
+	r := c.byKey[st.Key]
 	if r == nil || !r.runningAt.IsZero() || st.UpdatedAt.Before(r.at) {
 		return // none, already running, or a report from before the placement
 	}
 	// The cluster's whole share must run, not just as many as were added.
 	want := int32(0)
-	for _, c := range h.placements[st.Key].Clusters {
-		if c.Name == st.Cluster {
-			want = c.Replicas
+	for _, tc := range h.placements[st.Key].Clusters {
+		if tc.Name == st.Cluster {
+			want = tc.Replicas
 		}
 	}
 	if want > 0 && (st.AvailableReplicas >= want || st.ReadyReplicas >= want) {
@@ -126,46 +186,33 @@ func (h *Handler) reservationRunning(st events.WorkStatus) {
 
 // releaseReported drops the reservations a cluster's capacity report now
 // covers, and every expired one.
-func (h *Handler) releaseReported(c events.ClusterCapacity) {
+func (h *Handler) releaseReported(rep events.ClusterCapacity) {
 	now := h.now()
-	for cluster, m := range h.reserved {
-		for k, r := range m {
-			covered := cluster == c.Cluster && !r.runningAt.IsZero() && c.ObservedAt.After(r.runningAt)
+	for cluster, c := range h.reserved {
+		for k, r := range c.byKey {
+			covered := cluster == rep.Cluster && !r.runningAt.IsZero() && rep.ObservedAt.After(r.runningAt)
 			if covered || now.Sub(r.at) > ReservationTTL {
-				delete(m, k)
+				c.remove(k)
 				h.reservedChanged = true
 			}
 		}
 	}
 }
 
-// reservedFor sums a cluster's reservations as extra Allocating resources.
+// reservedFor adds a cluster's reservations to its reported Allocating.
 func (h *Handler) reservedFor(cluster string, base corev1.ResourceList) corev1.ResourceList {
-	m := h.reserved[cluster]
-	if len(m) == 0 {
+	c := h.reserved[cluster]
+	if c == nil || len(c.byKey) == 0 {
 		return base
 	}
 	out := base.DeepCopy()
 	if out == nil {
 		out = corev1.ResourceList{}
 	}
-	keys := make([]events.ObjectKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-	for _, k := range keys {
-		r := m[k]
-		for name, q := range r.perReplica {
-			add := q.DeepCopy()
-			add.Mul(int64(r.replicas))
-			cur := out[name]
-			cur.Add(add)
-			out[name] = cur
-		}
-		pods := out[corev1.ResourcePods]
-		pods.Add(*resource.NewQuantity(int64(r.replicas), resource.DecimalSI))
-		out[corev1.ResourcePods] = pods
+	for name, q := range c.total {
+		cur := out[name]
+		cur.Add(q)
+		out[name] = cur
 	}
 	return out
 }

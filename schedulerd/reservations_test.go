@@ -74,7 +74,7 @@ func TestPlacedReplicasCountAgainstACapacityTheMemberHasNotReportedYet(t *testin
 	for _, c := range a.Clusters {
 		capacityOf(t, h, c.Name, resource.NewMilliQuantity(int64(c.Replicas)*100, resource.DecimalSI).String(), clk.t)
 	}
-	if n := len(h.reserved["cluster1"]) + len(h.reserved["cluster2"]); n != 0 {
+	if n := h.reserved.count("cluster1") + h.reserved.count("cluster2"); n != 0 {
 		t.Fatalf("the reports cover a's replicas: its reservations must be released, %d left", n)
 	}
 	// Still no room for b: the capacity is now counted as allocated, not twice.
@@ -94,17 +94,17 @@ func TestAReservationExpiresWhenItsReplicasNeverStart(t *testing.T) {
 	if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, dynamicBinding("a", 15, 1))); err != nil {
 		t.Fatal(err)
 	}
-	if len(h.reserved["cluster1"])+len(h.reserved["cluster2"]) == 0 {
+	if h.reserved.count("cluster1")+h.reserved.count("cluster2") == 0 {
 		t.Fatal("placing a must reserve its replicas")
 	}
 	clk.advance(ReservationTTL - time.Second)
 	capacityOf(t, h, "cluster1", "0", clk.t)
-	if len(h.reserved["cluster1"]) == 0 {
+	if h.reserved.count("cluster1") == 0 {
 		t.Fatal("a report before the replicas run must not release the reservation")
 	}
 	clk.advance(2 * time.Second)
 	capacityOf(t, h, "cluster1", "0", clk.t)
-	if len(h.reserved["cluster1"])+len(h.reserved["cluster2"]) != 0 {
+	if h.reserved.count("cluster1")+h.reserved.count("cluster2") != 0 {
 		t.Fatal("a reservation older than ReservationTTL must be released")
 	}
 }
@@ -134,7 +134,64 @@ func TestAScaleUpStaysReservedUntilTheWholeShareRuns(t *testing.T) {
 	}
 	clk.advance(time.Second)
 	capacityOf(t, h, "cluster1", "200m", clk.t)
-	if len(h.reserved["cluster1"]) == 0 {
+	if h.reserved.count("cluster1") == 0 {
 		t.Fatalf("a report of the old replicas must not release the scale-up's reservation (share %d)", share["cluster1"])
+	}
+}
+
+// The running total a cluster keeps must equal the sum of its reservations
+// after any sequence of increases, decreases, removals and expiries.
+func TestAClustersReservedTotalIsAlwaysTheSumOfItsReservations(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
+	per := []corev1.ResourceList{
+		{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+		{corev1.ResourceCPU: resource.MustParse("1500m"), "nvidia.com/gpu": resource.MustParse("1")},
+	}
+	rng := uint64(42)
+	next := func(n int) int { rng = rng*6364136223846793005 + 1442695040888963407; return int(rng>>33) % n }
+	for step := range 3000 {
+		k := events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: string(rune('a' + next(20)))}
+		cluster := []string{"cluster1", "cluster2"}[next(2)]
+		switch next(10) {
+		case 0:
+			h.dropReservations(k)
+		case 1:
+			clk.t = clk.t.Add(time.Duration(next(120)) * time.Second)
+			h.releaseReported(events.ClusterCapacity{Cluster: cluster, ObservedAt: clk.t})
+		default:
+			h.adjustReservation(cluster, k, int32(next(9)-4), per[int(k.Name[0])%2], clk.t)
+		}
+		for _, c := range []string{"cluster1", "cluster2"} {
+			want := corev1.ResourceList{}
+			if cr := h.reserved[c]; cr != nil {
+				for _, r := range cr.byKey {
+					if r.replicas <= 0 {
+						t.Fatalf("step %d: %s keeps a reservation of %d replicas", step, c, r.replicas)
+					}
+					for name, q := range r.perReplica {
+						add := q.DeepCopy()
+						add.Mul(int64(r.replicas))
+						cur := want[name]
+						cur.Add(add)
+						want[name] = cur
+					}
+					pods := want[corev1.ResourcePods]
+					pods.Add(*resource.NewQuantity(int64(r.replicas), resource.DecimalSI))
+					want[corev1.ResourcePods] = pods
+				}
+			}
+			got := h.reservedFor(c, nil)
+			for name, q := range want {
+				if g := got[name]; g.Cmp(q) != 0 {
+					t.Fatalf("step %d: %s reserved %s = %s, the reservations sum to %s", step, c, name, g.String(), q.String())
+				}
+			}
+			for name, g := range got {
+				if _, ok := want[name]; !ok && !g.IsZero() {
+					t.Fatalf("step %d: %s reserved %s = %s with no reservation asking for it", step, c, name, g.String())
+				}
+			}
+		}
 	}
 }

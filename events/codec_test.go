@@ -1,0 +1,83 @@
+package events
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/flotilla-io/flotilla/events/policy"
+)
+
+// The codec must write the bytes encoding/json writes and read back what it
+// reads: placements are compared, fingerprinted and shown byte for byte.
+func TestCodecMatchesEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 0, 0, 123456789, time.UTC)
+	weight := int32(7)
+	binding := &Binding{
+		Key: ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "bench", Name: "app-1"}, APIVersion: "apps/v1", Generation: 3, Revision: 9,
+		Template:            json.RawMessage(`{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"app-1"},"spec":{"replicas":12}}`),
+		Replicas:            12,
+		ReplicaRequirements: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi"), "nvidia.com/gpu": resource.MustParse("1")},
+		Policy:              &PolicyRef{Kind: "PropagationPolicy", Namespace: "bench", Name: "bench"},
+		Spec: &policy.PropagationSpec{Priority: &weight, Placement: policy.Placement{
+			ClusterAffinity: &policy.ClusterAffinity{ClusterNames: []string{"b", "a"}},
+			ReplicaScheduling: &policy.ReplicaSchedulingStrategy{ReplicaSchedulingType: "Divided", ReplicaDivisionPreference: "Weighted",
+				WeightPreference: &policy.ClusterPreferences{DynamicWeight: "AvailableReplicas"}}}},
+		RescheduleRequestedAt: &at,
+	}
+	cases := map[string]any{
+		"a placement with its binding": PlacementDecision{Key: binding.Key, Generation: 3, BindingRevision: 9, Scheduled: true,
+			Clusters: []TargetCluster{{Name: "a", Replicas: 5}, {Name: "b", Replicas: 7}}, Feasible: []string{"a", "b"},
+			Diagnosis: map[string][]string{"z": {"TaintToleration: cluster(s) had untolerated taint {x: <y> & z}"}, "c": {"ClusterAffinity: no"}},
+			Scores:    map[string]int64{"b": 100, "a": -3}, Division: "Webster 12 by weights 1:1 → 5/7", Binding: binding, DecidedAt: at,
+			Evictions: []Eviction{{Cluster: "c", Reason: EvictTaintUntolerated, PurgeMode: PurgeGracefully, EvictedAt: at}}},
+		"an object with HTML, unicode and control characters": map[string]any{"s": "<a href=\"x\">&amp;</a> ü 日本 \u2028\u2029 \x01 \t", "k<": true},
+		"numbers": map[string]any{"int": 12, "big": int64(math.MaxInt64), "float": 1.5, "tiny": 1e-7, "large": 1e21, "neg": -0.25, "whole": 3.0},
+		"nil things": map[string]any{"nilmap": map[string]any(nil), "nilslice": []string(nil), "empty": []string{}, "null": nil},
+		"a raw message": json.RawMessage(` {"spaced" : [1, 2 ] } `),
+	}
+	for name, v := range cases {
+		want, werr := json.Marshal(v)
+		got, gerr := MarshalJSON(v)
+		if (werr != nil) != (gerr != nil) || string(want) != string(got) {
+			t.Errorf("%s:\nencoding/json %s (%v)\ncodec         %s (%v)", name, want, werr, got, gerr)
+		}
+	}
+	// Reading back.
+	raw, _ := json.Marshal(cases["a placement with its binding"])
+	var a, b PlacementDecision
+	if err := json.Unmarshal(raw, &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := UnmarshalJSON(raw, &b); err != nil {
+		t.Fatal(err)
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) || !reflect.DeepEqual(a.Clusters, b.Clusters) || !b.DecidedAt.Equal(at) {
+		t.Fatalf("decoded differently:\n%s\n%s", ja, jb)
+	}
+	var m1, m2 map[string]any
+	_ = json.Unmarshal([]byte(`{"n":12,"f":1.5,"s":"x","l":[1,"a",null],"o":{"p":true}}`), &m1)
+	if err := UnmarshalJSON([]byte(`{"n":12,"f":1.5,"s":"x","l":[1,"a",null],"o":{"p":true}}`), &m2); err != nil || !reflect.DeepEqual(m1, m2) {
+		t.Fatalf("generic decode differs: %v vs %v (%v)", m1, m2, err)
+	}
+	// Invalid JSON is an error, as with encoding/json; invalid UTF-8 in a
+	// string reads as encoding/json reads it.
+	for _, bad := range []string{`{"a":`, `{"a":1,}`, `[1 2]`, `{"a":tru}`} {
+		var x any
+		if err := UnmarshalJSON([]byte(bad), &x); err == nil {
+			t.Errorf("%q decoded without an error", bad)
+		}
+	}
+	var s1, s2 any
+	_ = json.Unmarshal([]byte("{\"a\":\"x\xffy\"}"), &s1)
+	if err := UnmarshalJSON([]byte("{\"a\":\"x\xffy\"}"), &s2); err != nil || !reflect.DeepEqual(s1, s2) {
+		t.Errorf("invalid UTF-8: encoding/json reads %q, the codec %q (%v)", s1, s2, err)
+	}
+}
