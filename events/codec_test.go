@@ -39,7 +39,7 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 		"an object with HTML, unicode and control characters": map[string]any{"s": "<a href=\"x\">&amp;</a> ü 日本 \u2028\u2029 \x01 \t", "k<": true},
 		"numbers":       map[string]any{"int": 12, "big": int64(math.MaxInt64), "float": 1.5, "tiny": 1e-7, "large": 1e21, "neg": -0.25, "whole": 3.0},
 		"nil things":    map[string]any{"nilmap": map[string]any(nil), "nilslice": []string(nil), "empty": []string{}, "null": nil},
-		"a raw message": json.RawMessage(` {"spaced" : [1, 2 ] } `),
+		"a raw message": json.RawMessage(`{"compact":[1,2]}`),
 	}
 	for name, v := range cases {
 		want, werr := json.Marshal(v)
@@ -47,6 +47,13 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 		if (werr != nil) != (gerr != nil) || string(want) != string(got) {
 			t.Errorf("%s:\nencoding/json %s (%v)\ncodec         %s (%v)", name, want, werr, got, gerr)
 		}
+	}
+	// The one difference: a Marshaler's JSON is validated, not re-compacted.
+	if got, err := MarshalJSON(map[string]any{"raw": json.RawMessage(` {"a" : 1} `)}); err != nil || string(got) != `{"raw": {"a" : 1} }` {
+		t.Errorf("a raw message is written as is: %s (%v)", got, err)
+	}
+	if _, err := MarshalJSON(map[string]any{"raw": json.RawMessage(`{"a":`)}); err == nil {
+		t.Errorf("an invalid raw message must be refused")
 	}
 	// Reading back.
 	raw, _ := json.Marshal(cases["a placement with its binding"])
@@ -79,5 +86,52 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 	_ = json.Unmarshal([]byte("{\"a\":\"x\xffy\"}"), &s1)
 	if err := UnmarshalJSON([]byte("{\"a\":\"x\xffy\"}"), &s2); err != nil || !reflect.DeepEqual(s1, s2) {
 		t.Errorf("invalid UTF-8: encoding/json reads %q, the codec %q (%v)", s1, s2, err)
+	}
+}
+
+// A binding kept encoded (DecodeBinding) is embedded byte for byte as it
+// arrived, reads back with equal fields, and is encoded from its fields
+// again once Reencode is called after a change.
+func TestABindingKeptEncodedIsEmbeddedAsReceived(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	orig := Binding{Key: ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web"}, APIVersion: "apps/v1", Generation: 2, Revision: 5,
+		Template: json.RawMessage(`{"kind":"Deployment"}`), Replicas: 4,
+		ReplicaRequirements: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},
+		Policy:              &PolicyRef{Kind: "PropagationPolicy", Namespace: "ns", Name: "p"}, RescheduleRequestedAt: &at}
+	e, err := New(TypeBindingChanged, "/test", orig.Key.String(), orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := DecodeBinding(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := PlacementDecision{Key: b.Key, BindingRevision: b.Revision, Binding: &b, DecidedAt: at}
+	kept, err := MarshalJSON(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := b
+	fresh.Reencode()
+	p.Binding = &fresh
+	plain, _ := json.Marshal(p)
+	if string(kept) != string(plain) {
+		t.Fatalf("kept encoding differs from the fields' encoding:\n%s\n%s", kept, plain)
+	}
+	var back PlacementDecision
+	if err := UnmarshalJSON(kept, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Binding == nil || back.Binding.Revision != 5 || back.Binding.Replicas != 4 || string(back.Binding.Template) != `{"kind":"Deployment"}` ||
+		back.Binding.ReplicaRequirements.Cpu().MilliValue() != 250 || !back.Binding.RescheduleRequestedAt.Equal(at) {
+		t.Fatalf("read back: %+v", back.Binding)
+	}
+	changed := b
+	changed.Replicas = 9
+	changed.Reencode()
+	out, _ := MarshalJSON(changed)
+	var again Binding
+	if err := UnmarshalJSON(out, &again); err != nil || again.Replicas != 9 {
+		t.Fatalf("a re-encoded change must show: %s (%v)", out, err)
 	}
 }

@@ -102,7 +102,42 @@ type Binding struct {
 	Dependencies []Dependency `json:"dependencies,omitempty"`
 	// RescheduleRequestedAt asks for a fresh reschedule (flotilla reschedule).
 	RescheduleRequestedAt *time.Time `json:"rescheduleRequestedAt,omitempty"`
+
+	// encoded is the JSON this binding was read from (DecodeBinding), written
+	// back as is by MarshalJSON: schedulerd embeds every binding it decides
+	// in the placement, and re-encoding the template and policy spec it did
+	// not change was a tenth of its CPU. Whoever changes a field of a
+	// binding from DecodeBinding must call Reencode.
+	encoded []byte
 }
+
+// bindingFields is Binding without its methods (the plain encoding).
+type bindingFields Binding
+
+// MarshalJSON writes the JSON the binding was decoded from when it was kept
+// (DecodeBinding), else the binding's fields as encoding/json would.
+func (b Binding) MarshalJSON() ([]byte, error) {
+	if len(b.encoded) > 0 {
+		return b.encoded, nil
+	}
+	return MarshalJSON(bindingFields(b))
+}
+
+// DecodeBinding reads a binding event's data and keeps its encoding, so
+// that embedding the binding again costs a copy instead of an encode.
+func DecodeBinding(e Event) (Binding, error) {
+	var b Binding
+	if err := Decode(e, &b); err != nil {
+		return Binding{}, err
+	}
+	b.encoded = e.Data()
+	return b, nil
+}
+
+// Reencode forgets the kept encoding: the binding is written from its
+// fields again. Call it after changing a decoded binding, or to drop the
+// bytes once they are no longer needed.
+func (b *Binding) Reencode() { b.encoded = nil }
 
 // Dependency is a template that follows a workload (propagateDeps).
 type Dependency struct {

@@ -65,7 +65,7 @@ func NewHandler(pub events.Publisher, instance string, sched *core.Scheduler, m 
 	return &Handler{pub: pub, source: "/schedulerd/" + instance, sched: sched, metrics: m,
 		members: map[string]*member{}, bindings: map[events.ObjectKey]events.Binding{},
 		placements: map[events.ObjectKey]events.PlacementDecision{}, now: time.Now,
-		work: map[events.ObjectKey]map[string]events.WorkStatus{}, due: map[events.ObjectKey]time.Time{}, reserved: reservations{},
+		work: map[events.ObjectKey]map[string]events.WorkStatus{}, due: map[events.ObjectKey]time.Time{}, reserved: newReservations(),
 		ruleSince: map[events.ObjectKey]map[string]time.Time{},
 		limiter:   rate.NewLimiter(rate.Limit(DefaultEvictionLimit.PerSecond), DefaultEvictionLimit.Burst)}
 }
@@ -92,8 +92,9 @@ func (h *Handler) Handle(ctx context.Context, e events.Event) error {
 
 // HandleBindingChanged schedules a binding revision it has not seen.
 func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) error {
-	var b events.Binding
-	if err := events.Decode(e, &b); err != nil {
+	// Kept encoded while it is decided: the placement embeds it as received.
+	b, err := events.DecodeBinding(e)
+	if err != nil {
 		return err
 	}
 	if b.Key.Kind == "" || b.Key.Name == "" {
@@ -113,6 +114,10 @@ func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) erro
 		}
 		return err
 	}
+	// Later decisions (cluster changes, failover) encode it afresh; keeping
+	// the bytes of every binding would cost as much memory again.
+	b.Reencode()
+	h.bindings[b.Key] = b
 	return nil
 }
 

@@ -31,6 +31,7 @@ const ReservationTTL = 5 * time.Minute
 // reservation is one template's placed-but-not-yet-allocated replicas in
 // one cluster.
 type reservation struct {
+	cluster    string
 	replicas   int32
 	perReplica corev1.ResourceList
 	at         time.Time
@@ -38,54 +39,73 @@ type reservation struct {
 	runningAt time.Time
 }
 
-// clusterReservations are one cluster's reservations and their running
-// total (Σ replicas × per-replica requests, pods included), kept as they
-// change so that reading a cluster's reserved figure costs the same with
-// ten reservations or a hundred thousand.
-type clusterReservations struct {
-	byKey map[events.ObjectKey]*reservation
-	total corev1.ResourceList
+// reservations are kept per template (a placement touches one template's
+// few clusters: one map access per decision) with a running total per
+// cluster (Σ replicas × per-replica requests, pods included), so reading a
+// cluster's reserved figure costs the same with ten reservations or a
+// hundred thousand.
+type reservations struct {
+	byTemplate map[events.ObjectKey][]*reservation
+	totals     map[string]corev1.ResourceList
+	counts     map[string]int
 }
 
-// reservations: cluster -> its reservations.
-type reservations map[string]*clusterReservations
+func newReservations() reservations {
+	return reservations{byTemplate: map[events.ObjectKey][]*reservation{}, totals: map[string]corev1.ResourceList{}, counts: map[string]int{}}
+}
 
 // count is the number of templates with replicas reserved in cluster.
-func (rs reservations) count(cluster string) int {
-	if c := rs[cluster]; c != nil {
-		return len(c.byKey)
+func (rs *reservations) count(cluster string) int { return rs.counts[cluster] }
+
+// find is k's reservation in cluster, or nil.
+func (rs *reservations) find(cluster string, k events.ObjectKey) *reservation {
+	for _, r := range rs.byTemplate[k] {
+		if r.cluster == cluster {
+			return r
+		}
 	}
-	return 0
+	return nil
 }
 
-// addReplicas adds n replicas of per (n may be negative) to the total.
-func (c *clusterReservations) addReplicas(per corev1.ResourceList, n int32) {
+// addToTotal adds n replicas of per (n may be negative) to cluster's total.
+func (rs *reservations) addToTotal(cluster string, per corev1.ResourceList, n int32) {
 	if n == 0 {
 		return
 	}
-	if c.total == nil {
-		c.total = corev1.ResourceList{}
+	total := rs.totals[cluster]
+	if total == nil {
+		total = corev1.ResourceList{}
+		rs.totals[cluster] = total
 	}
 	for name, q := range per {
 		add := q.DeepCopy()
 		add.Mul(int64(n))
-		cur := c.total[name]
+		cur := total[name]
 		cur.Add(add)
-		c.total[name] = cur
+		total[name] = cur
 	}
-	pods := c.total[corev1.ResourcePods]
+	pods := total[corev1.ResourcePods]
 	pods.Add(*resource.NewQuantity(int64(n), resource.DecimalSI))
-	c.total[corev1.ResourcePods] = pods
+	total[corev1.ResourcePods] = pods
 }
 
-// remove forgets one template's reservation.
-func (c *clusterReservations) remove(k events.ObjectKey) {
-	if r := c.byKey[k]; r != nil {
-		c.addReplicas(r.perReplica, -r.replicas)
-		delete(c.byKey, k)
+// remove forgets k's reservation in cluster.
+func (rs *reservations) remove(cluster string, k events.ObjectKey) {
+	list := rs.byTemplate[k]
+	i := slices.IndexFunc(list, func(r *reservation) bool { return r.cluster == cluster })
+	if i < 0 {
+		return
 	}
-	if len(c.byKey) == 0 {
-		c.total = nil // exact arithmetic leaves zeros; start clean
+	r := list[i]
+	rs.addToTotal(cluster, r.perReplica, -r.replicas)
+	if list = slices.Delete(list, i, i+1); len(list) == 0 {
+		delete(rs.byTemplate, k)
+	} else {
+		rs.byTemplate[k] = list
+	}
+	if rs.counts[cluster]--; rs.counts[cluster] <= 0 {
+		delete(rs.counts, cluster)
+		delete(rs.totals, cluster) // exact arithmetic leaves zeros; start clean
 	}
 }
 
@@ -119,56 +139,44 @@ func (h *Handler) adjustReservation(cluster string, k events.ObjectKey, delta in
 	if delta == 0 {
 		return
 	}
-	c := h.reserved[cluster]
-	var r *reservation
-	if c != nil {
-		r = c.byKey[k]
-	}
+	rs := &h.reserved
+	r := rs.find(cluster, k)
 	if delta < 0 {
 		if r == nil {
 			return
 		}
 		if r.replicas+delta <= 0 {
-			c.remove(k)
+			rs.remove(cluster, k)
 		} else {
 			r.replicas += delta
-			c.addReplicas(r.perReplica, delta)
+			rs.addToTotal(cluster, r.perReplica, delta)
 		}
 		h.reservedChanged = true
 		return
 	}
-	if c == nil {
-		c = &clusterReservations{byKey: map[events.ObjectKey]*reservation{}}
-		h.reserved[cluster] = c
-	}
 	if r == nil {
-		r = &reservation{perReplica: per}
-		c.byKey[k] = r
+		r = &reservation{cluster: cluster, perReplica: per}
+		rs.byTemplate[k] = append(rs.byTemplate[k], r)
+		rs.counts[cluster]++
 	}
 	r.replicas += delta
-	c.addReplicas(r.perReplica, delta)
+	rs.addToTotal(cluster, r.perReplica, delta)
 	r.at, r.runningAt = now, time.Time{}
 	h.reservedChanged = true
 }
 
 // dropReservations forgets a template's reservations (its placement was removed).
 func (h *Handler) dropReservations(k events.ObjectKey) {
-	for _, c := range h.reserved {
-		if _, ok := c.byKey[k]; ok {
-			c.remove(k)
-			h.reservedChanged = true
-		}
+	for _, r := range slices.Clone(h.reserved.byTemplate[k]) {
+		h.reserved.remove(r.cluster, k)
+		h.reservedChanged = true
 	}
 }
 
 // reservationRunning notes that executord reports a template's replicas
 // available in a cluster.
 func (h *Handler) reservationRunning(st events.WorkStatus) {
-	c := h.reserved[st.Cluster]
-	if c == nil {
-		return
-	}
-	r := c.byKey[st.Key]
+	r := h.reserved.find(st.Cluster, st.Key)
 	if r == nil || !r.runningAt.IsZero() || st.UpdatedAt.Before(r.at) {
 		return // none, already running, or a report from before the placement
 	}
@@ -188,28 +196,36 @@ func (h *Handler) reservationRunning(st events.WorkStatus) {
 // covers, and every expired one.
 func (h *Handler) releaseReported(rep events.ClusterCapacity) {
 	now := h.now()
-	for cluster, c := range h.reserved {
-		for k, r := range c.byKey {
-			covered := cluster == rep.Cluster && !r.runningAt.IsZero() && rep.ObservedAt.After(r.runningAt)
+	type gone struct {
+		cluster string
+		k       events.ObjectKey
+	}
+	var drop []gone
+	for k, list := range h.reserved.byTemplate {
+		for _, r := range list {
+			covered := r.cluster == rep.Cluster && !r.runningAt.IsZero() && rep.ObservedAt.After(r.runningAt)
 			if covered || now.Sub(r.at) > ReservationTTL {
-				c.remove(k)
-				h.reservedChanged = true
+				drop = append(drop, gone{r.cluster, k})
 			}
 		}
+	}
+	for _, g := range drop {
+		h.reserved.remove(g.cluster, g.k)
+		h.reservedChanged = true
 	}
 }
 
 // reservedFor adds a cluster's reservations to its reported Allocating.
 func (h *Handler) reservedFor(cluster string, base corev1.ResourceList) corev1.ResourceList {
-	c := h.reserved[cluster]
-	if c == nil || len(c.byKey) == 0 {
+	total := h.reserved.totals[cluster]
+	if h.reserved.counts[cluster] == 0 || total == nil {
 		return base
 	}
 	out := base.DeepCopy()
 	if out == nil {
 		out = corev1.ResourceList{}
 	}
-	for name, q := range c.total {
+	for name, q := range total {
 		cur := out[name]
 		cur.Add(q)
 		out[name] = cur

@@ -164,8 +164,11 @@ func TestAClustersReservedTotalIsAlwaysTheSumOfItsReservations(t *testing.T) {
 		}
 		for _, c := range []string{"cluster1", "cluster2"} {
 			want := corev1.ResourceList{}
-			if cr := h.reserved[c]; cr != nil {
-				for _, r := range cr.byKey {
+			for _, list := range h.reserved.byTemplate {
+				for _, r := range list {
+					if r.cluster != c {
+						continue
+					}
 					if r.replicas <= 0 {
 						t.Fatalf("step %d: %s keeps a reservation of %d replicas", step, c, r.replicas)
 					}

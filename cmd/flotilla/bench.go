@@ -97,7 +97,7 @@ latest placement of every template is read back and counted.`,
 	c.Flags().StringVar(&o.daemons, "daemons", "process", "run policyd and schedulerd as child processes (process) or in this process (inprocess)")
 	c.Flags().IntVar(&o.rate, "rate", 0, "templates published per second (0: as fast as the bus takes them)")
 	c.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up when the last placement has not been stored by then")
-	c.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run (this process: use with --daemons inprocess)")
+	c.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run to this file (with --daemons process, each daemon also writes its whole run to FILE.policyd and FILE.schedulerd)")
 	o.logLevel = "warn"
 	return c
 }

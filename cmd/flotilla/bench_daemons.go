@@ -85,6 +85,9 @@ func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*bench
 	}
 	for _, name := range []string{"policyd", "schedulerd"} {
 		cmd := exec.CommandContext(ctx, exe, name, "--nats-url", url, "--metrics-addr", "", "--instance", "bench", "--log-level", o.logLevel, "--log-format", "console")
+		if o.cpuProfile != "" {
+			cmd.Env = append(os.Environ(), cpuProfileEnv+"="+o.cpuProfile+"."+name)
+		}
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 		cmd.WaitDelay = 10 * time.Second
 		buf := &bytes.Buffer{}

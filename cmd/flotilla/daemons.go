@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,6 +77,30 @@ func (f *daemonFlags) register(c *cobra.Command, which string, defaultMetrics st
 	}
 }
 
+// cpuProfileEnv names a file a daemon writes its CPU profile to, from start
+// to stop (flotilla bench --cpuprofile sets it for the daemons it starts).
+const cpuProfileEnv = "FLOTILLA_CPUPROFILE"
+
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		// The allocations of the whole run next to it, for what GC costs.
+		if m, err := os.Create(path + ".allocs"); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(m, 0)
+			m.Close()
+		}
+	}, nil
+}
+
 var daemonDocs = map[string]string{
 	"policyd":    "Validate applied objects, match templates to policies, publish bindings",
 	"schedulerd": "Place bindings on member clusters and explain every decision",
@@ -100,6 +125,13 @@ keeps its position and it rebuilds its state from the streams.`,
 				return err
 			}
 			defer log.Sync()
+			if path := os.Getenv(cpuProfileEnv); path != "" {
+				stop, err := startCPUProfile(path)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			if f.credentialsKey == "" {
 				f.credentialsKey = defaultCredentialsKey()
 			}

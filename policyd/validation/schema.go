@@ -5,11 +5,40 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
+
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	quantityType    = reflect.TypeFor[resource.Quantity]()
+	// selfDecoding caches, per type, whether *T implements json.Unmarshaler
+	// (asked for every node of every document).
+	selfDecoding sync.Map
+)
+
+func decodesItself(t reflect.Type) bool {
+	if v, ok := selfDecoding.Load(t); ok {
+		return v.(bool)
+	}
+	yes := reflect.PointerTo(t).Implements(jsonUnmarshaler)
+	selfDecoding.Store(t, yes)
+	return yes
+}
+
+// plainJSONString: s written as a JSON string is s between quotes (no
+// escapes), so a type's UnmarshalJSON would see exactly s.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
 
 // walker checks a tree against a Go type the way a strict JSON decoder
 // would, and returns the tree as plain Go values with every unknown or
@@ -35,10 +64,18 @@ func (w *walker) walk(v *value, t reflect.Type, path string, line int) any {
 	if v.kind == vNull {
 		return nil // null is the zero value of any field, as in JSON
 	}
-	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+	if decodesItself(t) {
 		// Quantity, IntOrString, Time, RawMessage, RawExtension...: let the
 		// type judge its own JSON.
 		raw := v.toAny()
+		if t == quantityType && v.kind == vStr && plainJSONString(v.str) {
+			// What Quantity.UnmarshalJSON does with "<s>", without the round trip.
+			if _, err := resource.ParseQuantity(strings.TrimSpace(v.str)); err != nil {
+				w.rep.errorAt(path, line, "invalid value: "+strings.TrimPrefix(err.Error(), "json: "))
+				return nil
+			}
+			return raw
+		}
 		data, err := json.Marshal(raw)
 		if err == nil {
 			err = json.Unmarshal(data, reflect.New(t).Interface())
@@ -109,7 +146,7 @@ func (w *walker) walk(v *value, t reflect.Type, path string, line int) any {
 		}
 		out := make([]any, len(v.items))
 		for i, it := range v.items {
-			out[i] = w.walk(it, t.Elem(), fmt.Sprintf("%s[%d]", path, i), it.line)
+			out[i] = w.walk(it, t.Elem(), path+"["+strconv.Itoa(i)+"]", it.line)
 		}
 		return out
 	case reflect.String:

@@ -350,6 +350,106 @@ func nodeKindName(k yaml.Kind) string {
 // into a tree without lines. Mapping keys are sorted so that the order of
 // problems is deterministic.
 func fromGo(x any, path string, problems *[]Problem, depth int) *value {
+	if path == "" && depth == 0 {
+		c := goConverter{problems: problems}
+		return c.convert(x, nil, 0)
+	}
+	return fromGoReflect(x, path, problems, depth)
+}
+
+// goPath is a field path built only when a problem needs it: converting a
+// document without problems allocates no path strings.
+type goPath struct {
+	parent *goPath
+	name   string
+	index  int // -1: a field name
+}
+
+func (p *goPath) String() string {
+	if p == nil {
+		return ""
+	}
+	parent := p.parent.String()
+	if p.index >= 0 {
+		return parent + "[" + strconv.Itoa(p.index) + "]"
+	}
+	return joinField(parent, p.name)
+}
+
+// goConverter converts what a JSON decoder produces (map[string]any,
+// []any, string, float64, bool, nil) without reflection, taking its nodes
+// from slabs; anything else goes the reflective way.
+type goConverter struct {
+	problems *[]Problem
+	slab     []value
+}
+
+func (c *goConverter) node(kind vkind) *value {
+	if len(c.slab) == 0 {
+		c.slab = make([]value, 64)
+	}
+	v := &c.slab[0]
+	c.slab = c.slab[1:]
+	v.kind = kind
+	return v
+}
+
+func (c *goConverter) convert(x any, at *goPath, depth int) *value {
+	if depth > 10000 {
+		*c.problems = append(*c.problems, Problem{Field: at.String(), Reason: "value nested too deeply"})
+		return c.node(vNull)
+	}
+	switch t := x.(type) {
+	case nil:
+		return c.node(vNull)
+	case string:
+		v := c.node(vStr)
+		v.str = t
+		return v
+	case bool:
+		v := c.node(vBool)
+		v.b, v.str = t, strconv.FormatBool(t)
+		return v
+	case float64:
+		if math.IsInf(t, 0) || math.IsNaN(t) || t != math.Trunc(t) || math.Abs(t) >= 1<<53 {
+			return fromGoReflect(t, at.String(), c.problems, depth)
+		}
+		// JSON numbers decoded into any are float64: 3 means 3.
+		v := c.node(vInt)
+		v.i, v.str = int64(t), strconv.FormatFloat(t, 'g', -1, 64)
+		return v
+	case map[string]any:
+		if t == nil {
+			return c.node(vNull)
+		}
+		v := c.node(vMap)
+		v.keys = make([]string, 0, len(t))
+		for k := range t {
+			v.keys = append(v.keys, k)
+		}
+		sort.Strings(v.keys)
+		v.keyLines = make([]int, len(t))
+		v.vals = make([]*value, len(t))
+		for i, k := range v.keys {
+			v.vals[i] = c.convert(t[k], &goPath{parent: at, name: k, index: -1}, depth+1)
+		}
+		return v
+	case []any:
+		if t == nil {
+			return c.node(vNull)
+		}
+		v := c.node(vSeq)
+		v.items = make([]*value, len(t))
+		for i, it := range t {
+			v.items[i] = c.convert(it, &goPath{parent: at, index: i}, depth+1)
+		}
+		return v
+	}
+	return fromGoReflect(x, at.String(), c.problems, depth)
+}
+
+// fromGoReflect converts any Go value by reflection.
+func fromGoReflect(x any, path string, problems *[]Problem, depth int) *value {
 	if depth > 10000 {
 		*problems = append(*problems, Problem{Field: path, Reason: "value nested too deeply"})
 		return &value{kind: vNull}
@@ -378,7 +478,7 @@ func fromGo(x any, path string, problems *[]Problem, depth int) *value {
 			*problems = append(*problems, Problem{Field: path, Reason: "invalid JSON: " + err.Error()})
 			return &value{kind: vNull}
 		}
-		return fromGo(y, path, problems, depth+1)
+		return fromGoReflect(y, path, problems, depth+1)
 	}
 	rv := reflect.ValueOf(x)
 	switch rv.Kind() {
@@ -386,7 +486,7 @@ func fromGo(x any, path string, problems *[]Problem, depth int) *value {
 		if rv.IsNil() {
 			return &value{kind: vNull}
 		}
-		return fromGo(rv.Elem().Interface(), path, problems, depth+1)
+		return fromGoReflect(rv.Elem().Interface(), path, problems, depth+1)
 	case reflect.String:
 		return &value{kind: vStr, str: rv.String()}
 	case reflect.Bool:
@@ -427,7 +527,7 @@ func fromGo(x any, path string, problems *[]Problem, depth int) *value {
 		for _, name := range names {
 			v.keys = append(v.keys, name)
 			v.keyLines = append(v.keyLines, 0)
-			v.vals = append(v.vals, fromGo(rv.MapIndex(byName[name]).Interface(), joinField(path, name), problems, depth+1))
+			v.vals = append(v.vals, fromGoReflect(rv.MapIndex(byName[name]).Interface(), joinField(path, name), problems, depth+1))
 		}
 		return v
 	case reflect.Slice, reflect.Array:
@@ -436,7 +536,7 @@ func fromGo(x any, path string, problems *[]Problem, depth int) *value {
 		}
 		v := &value{kind: vSeq}
 		for i := 0; i < rv.Len(); i++ {
-			v.items = append(v.items, fromGo(rv.Index(i).Interface(), fmt.Sprintf("%s[%d]", path, i), problems, depth+1))
+			v.items = append(v.items, fromGoReflect(rv.Index(i).Interface(), fmt.Sprintf("%s[%d]", path, i), problems, depth+1))
 		}
 		return v
 	}

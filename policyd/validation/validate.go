@@ -1,7 +1,6 @@
 package validation
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
@@ -10,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/flotilla-io/flotilla/events"
 )
 
 // Document is one object read from a file (or received without one), as it
@@ -189,9 +190,9 @@ func sortedKeys[V any](m map[string]V) []string {
 // pass has already removed everything that does not fit, so a failure here
 // is unexpected; it is reported rather than ignored.
 func decode(x any, into any, p string, rep *report) bool {
-	data, err := json.Marshal(x)
+	data, err := events.MarshalJSON(x)
 	if err == nil {
-		err = json.Unmarshal(data, into)
+		err = events.UnmarshalJSON(data, into)
 	}
 	if err != nil {
 		rep.errorf(p, "cannot decode: %s", strings.TrimPrefix(err.Error(), "json: "))
