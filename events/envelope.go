@@ -119,13 +119,12 @@ func ToHeaders(e Event) (map[string]string, []byte, error) {
 	if err := e.Validate(); err != nil {
 		return nil, nil, Permanent(fmt.Errorf("invalid event: %w", err))
 	}
-	h := map[string]string{
-		headerPrefix + "specversion": e.SpecVersion(),
-		headerPrefix + "id":          e.ID(),
-		headerPrefix + "source":      e.Source(),
-		headerPrefix + "type":        e.Type(),
-		HeaderMsgID:                  e.ID(),
-	}
+	h := make(map[string]string, 12)
+	h[headerPrefix+"specversion"] = e.SpecVersion()
+	h[headerPrefix+"id"] = e.ID()
+	h[headerPrefix+"source"] = e.Source()
+	h[headerPrefix+"type"] = e.Type()
+	h[HeaderMsgID] = e.ID()
 	if s := e.Subject(); s != "" {
 		h[headerPrefix+"subject"] = pct(s)
 	}
@@ -139,7 +138,11 @@ func ToHeaders(e Event) (map[string]string, []byte, error) {
 		h[headerPrefix+"dataschema"] = ds
 	}
 	for k, v := range e.Extensions() {
-		h[headerPrefix+k] = pct(fmt.Sprint(v))
+		sv, ok := v.(string)
+		if !ok {
+			sv = fmt.Sprint(v)
+		}
+		h[headerPrefix+k] = pct(sv)
 	}
 	return h, e.Data(), nil
 }
@@ -200,6 +203,14 @@ func FromHeaders(get func(string) string, keys []string, data []byte) (Event, er
 // pct percent-encodes what the CloudEvents HTTP/NATS header rules ask for:
 // space, double quote, percent, and anything outside printable ASCII.
 func pct(s string) string {
+	plain := true
+	for i := 0; i < len(s) && plain; i++ {
+		r := s[i]
+		plain = !(r <= 0x20 || r >= 0x7f || r == '"' || r == '%')
+	}
+	if plain {
+		return s
+	}
 	var b strings.Builder
 	for _, r := range []byte(s) {
 		if r <= 0x20 || r >= 0x7f || r == '"' || r == '%' {

@@ -75,8 +75,14 @@ func token(s string) string {
 	if s == "" {
 		return "_"
 	}
-	return strings.NewReplacer(".", "_", " ", "_", "*", "_", ">", "_").Replace(s)
+	if !strings.ContainsAny(s, ". *>") {
+		return s
+	}
+	return tokenReplacer.Replace(s)
 }
+
+// tokenReplacer maps what cannot stand in a subject token to "_".
+var tokenReplacer = strings.NewReplacer(".", "_", " ", "_", "*", "_", ">", "_")
 
 func untoken(s string) string { return strings.ReplaceAll(s, "_", ".") }
 

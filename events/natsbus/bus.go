@@ -198,11 +198,12 @@ func toMsg(subj string, e events.Event) (*nats.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	msg := nats.NewMsg(subj)
+	msg := &nats.Msg{Subject: subj, Header: make(nats.Header, len(h)), Data: data}
+	values := make([]string, 0, len(h)) // one backing array for every header's value
 	for k, v := range h {
-		msg.Header.Set(k, v)
+		values = append(values, v)
+		msg.Header[k] = values[len(values)-1 : len(values) : len(values)]
 	}
-	msg.Data = data
 	return msg, nil
 }
 

@@ -1,0 +1,96 @@
+package natsbus_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+// BenchmarkPlacementPathFloor is flotilla bench's message traffic with
+// handlers that do nothing but publish: per template an applied event
+// (0.9 KB) on its input subject; a "policyd" consumer publishing an
+// accepted record (1.2 KB) and a binding (2.9 KB); a "schedulerd" consumer
+// publishing a placement (8 KB); all on the production streams, file
+// storage, with the production consumer machinery (deferred publishes,
+// ack after storage). What it measures is the floor the bus and natsbus put
+// under the whole path on this machine: no validation, matching,
+// scheduling or JSON. templates/s is the figure to compare with flotilla
+// bench's placements/s (docs/performance.md).
+func BenchmarkPlacementPathFloor(b *testing.B) {
+	_, bus := eventstest.Server(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	body := func(n int) []byte { return bytes.Repeat([]byte("x"), n) }
+	applied, accepted, binding, placement := body(900), body(1200), body(2900), body(8000)
+	keyOf := func(e events.Event) events.ObjectKey {
+		return events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "bench", Name: e.Subject()}
+	}
+	relay := func(name, stream string, subjects []string, outs func(events.ObjectKey) []string, data [][]byte, done func()) {
+		c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: name, Stream: stream, Subjects: subjects})
+		if err != nil {
+			b.Fatal(err)
+		}
+		go c.Run(ctx, func(ctx context.Context, e events.Event) error {
+			k := keyOf(e)
+			for i, subj := range outs(k) {
+				out, _ := events.NewWithID(events.DeterministicID(name, e.ID(), fmt.Sprint(i)), events.TypeBindingChanged, "/floor", k.Name, data[i])
+				events.CausedBy(&out, e)
+				if err := bus.PublishDeferred(ctx, subj, out); err != nil {
+					return err
+				}
+			}
+			if done != nil {
+				done()
+			}
+			return nil
+		})
+	}
+	var placed atomic.Int64
+	all := make(chan struct{})
+	relay("floor-policyd", events.StreamInput, []string{events.AllInput},
+		func(k events.ObjectKey) []string { return []string{events.ObjectSubject(k), events.BindingSubject(k)} }, [][]byte{accepted, binding}, nil)
+	relay("floor-schedulerd", events.StreamPolicy, []string{events.AllBindings},
+		func(k events.ObjectKey) []string { return []string{events.PlacementSubject(k)} }, [][]byte{placement}, func() {
+			if placed.Add(1) == int64(b.N) {
+				close(all)
+			}
+		})
+	msgs := make([]events.Event, b.N)
+	subjects := make([]string, b.N)
+	for i := range msgs {
+		k := events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "bench", Name: fmt.Sprintf("app-%06d", i)}
+		msgs[i], _ = events.New(events.TypeObjectApplied, "/floor", k.Name, applied)
+		subjects[i] = events.InputSubject(k)
+	}
+	b.ResetTimer()
+	start := time.Now()
+	for i, e := range msgs {
+		if err := bus.PublishAsync(subjects[i], e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	select {
+	case <-all:
+	case <-time.After(5 * time.Minute):
+		b.Fatalf("only %d of %d placements in 5 minutes", placed.Load(), b.N)
+	}
+	// The last placement's publish is deferred: wait until it is stored.
+	for {
+		st, err := bus.JetStream().Stream(ctx, events.StreamPlacement)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if info, err := st.Info(ctx); err == nil && info.State.Msgs >= uint64(b.N) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "templates/s")
+}
