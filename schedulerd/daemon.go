@@ -140,6 +140,7 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 	read(events.StreamPolicy, events.AllBindings, func(m natsbus.Message) {
 		var b events.Binding
 		if events.Type(m.Event.Type()) == events.TypeBindingChanged && events.Decode(m.Event, &b) == nil {
+			b.Spec = h.sharedSpec(b.Policy, b.Spec)
 			h.bindings[b.Key] = b
 		}
 	})

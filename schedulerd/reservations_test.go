@@ -198,3 +198,37 @@ func TestAClustersReservedTotalIsAlwaysTheSumOfItsReservations(t *testing.T) {
 		}
 	}
 }
+
+// Bindings of one policy with equal specs share one decoded spec; a changed
+// spec is its own and becomes the one later bindings share.
+func TestBindingsOfOnePolicyShareTheirSpec(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
+	ctx := context.Background()
+	ref := &events.PolicyRef{Kind: "PropagationPolicy", Namespace: "default", Name: "p"}
+	send := func(name string, rev int64, weight bool) events.Binding {
+		b := dynamicBinding(name, 2, rev)
+		b.Policy = ref
+		if weight {
+			b.Spec.Placement.ReplicaScheduling.WeightPreference = &policy.ClusterPreferences{StaticWeightList: []policy.StaticClusterWeight{{TargetCluster: policy.ClusterAffinity{ClusterNames: []string{"cluster1"}}, Weight: 1}}}
+		}
+		if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+			t.Fatal(err)
+		}
+		return h.bindings[b.Key]
+	}
+	a, b := send("a", 1, false), send("b", 1, false)
+	if a.Spec != b.Spec {
+		t.Fatal("equal specs of one policy must be shared")
+	}
+	c := send("c", 1, true)
+	if c.Spec == a.Spec || c.Spec.Placement.ReplicaScheduling.WeightPreference.StaticWeightList == nil {
+		t.Fatalf("a changed spec must be the binding's own: %+v", c.Spec.Placement.ReplicaScheduling)
+	}
+	if d := send("d", 1, true); d.Spec != c.Spec {
+		t.Fatal("the changed spec must be the one shared from then on")
+	}
+	if a2 := h.bindings[a.Key]; a2.Spec.Placement.ReplicaScheduling.WeightPreference.StaticWeightList != nil {
+		t.Fatal("an earlier binding must keep the spec it was decided with")
+	}
+}
