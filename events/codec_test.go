@@ -135,3 +135,70 @@ func TestABindingKeptEncodedIsEmbeddedAsReceived(t *testing.T) {
 		t.Fatalf("a re-encoded change must show: %s (%v)", out, err)
 	}
 }
+
+// SpecCache decodes a binding exactly as DecodeBinding does, sharing the
+// spec of bindings whose spec text equals the last one of their policy.
+func TestASpecCacheDecodesAsDecodeBindingAndSharesEqualSpecs(t *testing.T) {
+	ref := &PolicyRef{Kind: "PropagationPolicy", Namespace: "ns", Name: "p"}
+	weight := int32(3)
+	spec := func(prio int32) *policy.PropagationSpec {
+		return &policy.PropagationSpec{Priority: &prio, Placement: policy.Placement{ClusterAffinity: &policy.ClusterAffinity{ClusterNames: []string{"a", "b"}}}}
+	}
+	mk := func(name string, p *PolicyRef, s *policy.PropagationSpec) Event {
+		b := Binding{Key: ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: name}, APIVersion: "apps/v1", Revision: 1, Replicas: 2,
+			Template: json.RawMessage(`{"kind":"Deployment","spec":{"replicas":2}}`), Policy: p, Spec: s,
+			ReplicaRequirements: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+		e, err := New(TypeBindingChanged, "/test", name, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	var c SpecCache
+	check := func(e Event) Binding {
+		t.Helper()
+		got, err := c.DecodeBinding(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := DecodeBinding(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got.Reencode()
+		want.Reencode()
+		g, _ := MarshalJSON(got)
+		w, _ := MarshalJSON(want)
+		if string(g) != string(w) {
+			t.Fatalf("decoded differently:\n%s\n%s", g, w)
+		}
+		return got
+	}
+	a := check(mk("a", ref, spec(weight)))
+	b := check(mk("b", ref, spec(weight)))
+	if a.Spec == nil || a.Spec != b.Spec {
+		t.Fatal("equal specs of one policy must be shared")
+	}
+	c2 := check(mk("c", ref, spec(weight+1)))
+	if c2.Spec == a.Spec || *c2.Spec.Priority != weight+1 || *a.Spec.Priority != weight {
+		t.Fatal("a changed spec must be decoded afresh, the earlier one untouched")
+	}
+	if d := check(mk("d", ref, spec(weight+1))); d.Spec != c2.Spec {
+		t.Fatal("the changed spec is the one shared from then on")
+	}
+	if n := check(mk("e", nil, spec(weight))); n.Spec == nil || n.Spec == a.Spec {
+		t.Fatal("a binding without a policy gets its own spec")
+	}
+	if n := check(mk("f", ref, nil)); n.Spec != nil {
+		t.Fatal("no spec must stay no spec")
+	}
+	// The kept encoding is the event's.
+	e := mk("g", ref, spec(weight))
+	g, _ := c.DecodeBinding(e)
+	if out, _ := MarshalJSON(g); string(out) != string(e.Data()) {
+		t.Fatalf("the binding must be embedded as received")
+	}
+	if _, err := c.DecodeBinding(mk("h", ref, spec(weight))); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -13,11 +13,56 @@ import (
 // template is an accepted resource template.
 type template struct {
 	Record events.ObjectRecord
+	// Object is the decoded template; nil once compacted (policyd's own
+	// state keeps only what binding needs, below: 10,000 decoded objects
+	// were most of its heap, all of it for the collector to walk).
 	Object map[string]any
 	UID    string
+
+	compacted bool
+	labels    map[string]string
+	replicas  int32
+	requests  corev1.ResourceList
+	deps      []events.ObjectKey
+}
+
+// compact keeps what facts, BuildBinding and dependencies read and drops
+// the decoded object.
+func (t *template) compact() {
+	if t.compacted {
+		return
+	}
+	t.labels = t.objectLabels()
+	t.replicas, t.requests = WorkloadReplicas(t.Record.Key.Kind, t.Object)
+	t.deps = Dependencies(t.Record.Key.Kind, t.Record.Key.Namespace, t.Object)
+	t.Object, t.compacted = nil, true
+}
+
+// workload is the template's desired replicas and one replica's requests.
+func (t *template) workload() (int32, corev1.ResourceList) {
+	if t.compacted {
+		return t.replicas, t.requests
+	}
+	return WorkloadReplicas(t.Record.Key.Kind, t.Object)
+}
+
+// dependencies are the keys of the templates a workload references.
+func (t *template) dependencies() []events.ObjectKey {
+	if t.compacted {
+		return t.deps
+	}
+	return Dependencies(t.Record.Key.Kind, t.Record.Key.Namespace, t.Object)
 }
 
 func (t *template) facts() policy.ResourceFacts {
+	lbls := t.labels
+	if !t.compacted {
+		lbls = t.objectLabels()
+	}
+	return policy.ResourceFacts{APIVersion: t.Record.APIVersion, Kind: t.Record.Key.Kind, Namespace: t.Record.Key.Namespace, Name: t.Record.Key.Name, Labels: lbls}
+}
+
+func (t *template) objectLabels() map[string]string {
 	md, _ := t.Object["metadata"].(map[string]any)
 	lbls := map[string]string{}
 	if l, ok := md["labels"].(map[string]any); ok {
@@ -27,7 +72,7 @@ func (t *template) facts() policy.ResourceFacts {
 			}
 		}
 	}
-	return policy.ResourceFacts{APIVersion: t.Record.APIVersion, Kind: t.Record.Key.Kind, Namespace: t.Record.Key.Namespace, Name: t.Record.Key.Name, Labels: lbls}
+	return lbls
 }
 
 // overridePolicy is an accepted OverridePolicy or ClusterOverridePolicy.
@@ -142,7 +187,7 @@ func toString(v any) string {
 // BuildBinding joins a template with its claimed policy and overrides. The
 // revision is left to the caller (it counts changes).
 func BuildBinding(t *template, claimed *candidatePolicy, overrides []policy.OverridePolicy) events.Binding {
-	replicas, req := WorkloadReplicas(t.Record.Key.Kind, t.Object)
+	replicas, req := t.workload()
 	b := events.Binding{
 		Key: t.Record.Key, APIVersion: t.Record.APIVersion, UID: t.UID, Generation: t.Record.Generation,
 		Template: t.Record.Object, Replicas: replicas, ReplicaRequirements: req, Overrides: overrides,

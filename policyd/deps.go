@@ -97,7 +97,7 @@ func list(v any) []map[string]any {
 // a policy with propagateDeps.
 func (h *Handler) dependenciesOf(t *template) []events.Dependency {
 	var out []events.Dependency
-	for _, k := range Dependencies(t.Record.Key.Kind, t.Record.Key.Namespace, t.Object) {
+	for _, k := range t.dependencies() {
 		if d, ok := h.st.templates[k]; ok {
 			out = append(out, events.Dependency{Key: k, APIVersion: d.Record.APIVersion, Generation: d.Record.Generation, Template: d.Record.Object})
 		}

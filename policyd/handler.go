@@ -313,7 +313,7 @@ func (h *Handler) rebindDependents(ctx context.Context, cause events.Event, key 
 			continue
 		}
 		t := h.st.templates[k]
-		for _, dep := range Dependencies(t.Record.Key.Kind, t.Record.Key.Namespace, t.Object) {
+		for _, dep := range t.dependencies() {
 			if dep == key {
 				if err := h.rebind(ctx, cause, k); err != nil {
 					return err

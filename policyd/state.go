@@ -51,7 +51,9 @@ func (s *state) put(r events.ObjectRecord) error {
 		if uid == "" {
 			uid = events.DeterministicID("template-uid", r.Key.String())
 		}
-		s.templates[r.Key] = &template{Record: r, Object: obj, UID: uid}
+		t := &template{Record: r, Object: obj, UID: uid}
+		t.compact()
+		s.templates[r.Key] = t
 	case events.RolePolicy:
 		var p policy.PropagationPolicy
 		if err := events.UnmarshalJSON(r.Object, &p); err != nil {

@@ -138,9 +138,11 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 		}
 	})
 	read(events.StreamPolicy, events.AllBindings, func(m natsbus.Message) {
-		var b events.Binding
-		if events.Type(m.Event.Type()) == events.TypeBindingChanged && events.Decode(m.Event, &b) == nil {
-			b.Spec = h.sharedSpec(b.Policy, b.Spec)
+		if events.Type(m.Event.Type()) != events.TypeBindingChanged {
+			return
+		}
+		if b, err := h.specs.DecodeBinding(m.Event); err == nil {
+			b.Reencode() // not deciding now: keep the fields only
 			h.bindings[b.Key] = b
 		}
 	})

@@ -3,7 +3,6 @@ package schedulerd
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -37,10 +36,8 @@ type Handler struct {
 	metrics    *metrics
 	members    map[string]*member
 	bindings   map[events.ObjectKey]events.Binding
-	// specs holds, per policy, the spec its latest binding carried: equal
-	// specs of later bindings share it (every template of one policy
-	// carries the same spec; 10,000 decoded copies were half the heap).
-	specs map[events.PolicyRef]*policy.PropagationSpec
+	// specs decodes bindings: those of one policy share one decoded spec.
+	specs events.SpecCache
 	placements map[events.ObjectKey]events.PlacementDecision
 	now        func() time.Time
 	// snap is the cluster snapshot decisions share; nil after any cluster
@@ -98,7 +95,7 @@ func (h *Handler) Handle(ctx context.Context, e events.Event) error {
 // HandleBindingChanged schedules a binding revision it has not seen.
 func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) error {
 	// Kept encoded while it is decided: the placement embeds it as received.
-	b, err := events.DecodeBinding(e)
+	b, err := h.specs.DecodeBinding(e)
 	if err != nil {
 		return err
 	}
@@ -108,7 +105,6 @@ func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) erro
 	if old, ok := h.bindings[b.Key]; ok && old.Revision >= b.Revision {
 		return nil // stale or duplicate delivery
 	}
-	b.Spec = h.sharedSpec(b.Policy, b.Spec)
 	prev, had := h.bindings[b.Key]
 	h.bindings[b.Key] = b
 	if err := h.schedule(ctx, e, b.Key); err != nil {
@@ -125,23 +121,6 @@ func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) erro
 	b.Reencode()
 	h.bindings[b.Key] = b
 	return nil
-}
-
-// sharedSpec returns the spec already held for ref when it equals spec
-// (the decoded copy is then garbage at once), else keeps spec as ref's.
-// Shared specs are read-only, as every binding's spec already is.
-func (h *Handler) sharedSpec(ref *events.PolicyRef, spec *policy.PropagationSpec) *policy.PropagationSpec {
-	if ref == nil || spec == nil {
-		return spec
-	}
-	if h.specs == nil {
-		h.specs = map[events.PolicyRef]*policy.PropagationSpec{}
-	}
-	if held, ok := h.specs[*ref]; ok && reflect.DeepEqual(held, spec) {
-		return held
-	}
-	h.specs[*ref] = spec
-	return spec
 }
 
 // HandleBindingRemoved withdraws a template's placement.
