@@ -29,15 +29,15 @@ type member struct {
 
 // Handler keeps the scheduler's state and turns events into placements.
 type Handler struct {
-	mu         sync.Mutex
-	pub        events.Publisher
-	source     string
-	sched      *core.Scheduler
-	metrics    *metrics
-	members    map[string]*member
-	bindings   map[events.ObjectKey]events.Binding
+	mu       sync.Mutex
+	pub      events.Publisher
+	source   string
+	sched    *core.Scheduler
+	metrics  *metrics
+	members  map[string]*member
+	bindings map[events.ObjectKey]events.Binding
 	// specs decodes bindings: those of one policy share one decoded spec.
-	specs events.SpecCache
+	specs      events.SpecCache
 	placements map[events.ObjectKey]events.PlacementDecision
 	now        func() time.Time
 	// snap is the cluster snapshot decisions share; nil after any cluster
