@@ -54,9 +54,8 @@ type Handler struct {
 	limiter *rate.Limiter
 	log     *zap.Logger
 	// reserved: placed replicas not yet reported as allocated (overcommit
-	// protection, reservations.go); reservedChanged: snap predates a change.
-	reserved        reservations
-	reservedChanged bool
+	// protection, reservations.go).
+	reserved reservations
 }
 
 // NewHandler returns a handler with empty state.
@@ -373,10 +372,22 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	if evs == nil && hadLast {
 		evs = last.Evictions
 	}
-	if h.snap == nil || h.reservedChanged && needsCapacity(b) {
-		// Capacity-driven strategies see the latest reservations; the others
-		// do not depend on free capacity and keep the shared snapshot.
-		h.snap, h.reservedChanged = framework.NewSnapshot(h.snapshot()), false
+	switch {
+	case h.snap == nil:
+		h.snap = framework.NewSnapshot(h.snapshot())
+		clear(h.reserved.changed)
+	case len(h.reserved.changed) > 0 && needsCapacity(b):
+		// Capacity-driven strategies see the latest reservations (only the
+		// clusters whose reservations changed are derived again); the
+		// others do not depend on free capacity and keep the snapshot.
+		alloc := make(map[string]corev1.ResourceList, len(h.reserved.changed))
+		for name := range h.reserved.changed {
+			if m := h.members[name]; m != nil && m.reg.Generation > 0 && m.capacity != nil {
+				alloc[name] = h.reservedFor(name, m.capacity.Allocating)
+			}
+		}
+		h.snap = h.snap.WithAllocating(alloc)
+		clear(h.reserved.changed)
 	}
 	in := core.Input{Binding: b, Snapshot: h.snap}
 	if hadLast {

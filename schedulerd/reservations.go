@@ -48,10 +48,13 @@ type reservations struct {
 	byTemplate map[events.ObjectKey][]*reservation
 	totals     map[string]corev1.ResourceList
 	counts     map[string]int
+	// changed: clusters whose total changed since the shared snapshot
+	// last took them in.
+	changed map[string]bool
 }
 
 func newReservations() reservations {
-	return reservations{byTemplate: map[events.ObjectKey][]*reservation{}, totals: map[string]corev1.ResourceList{}, counts: map[string]int{}}
+	return reservations{byTemplate: map[events.ObjectKey][]*reservation{}, totals: map[string]corev1.ResourceList{}, counts: map[string]int{}, changed: map[string]bool{}}
 }
 
 // count is the number of templates with replicas reserved in cluster.
@@ -72,6 +75,7 @@ func (rs *reservations) addToTotal(cluster string, per corev1.ResourceList, n in
 	if n == 0 {
 		return
 	}
+	rs.changed[cluster] = true
 	total := rs.totals[cluster]
 	if total == nil {
 		total = corev1.ResourceList{}
@@ -151,7 +155,6 @@ func (h *Handler) adjustReservation(cluster string, k events.ObjectKey, delta in
 			r.replicas += delta
 			rs.addToTotal(cluster, r.perReplica, delta)
 		}
-		h.reservedChanged = true
 		return
 	}
 	if r == nil {
@@ -162,14 +165,12 @@ func (h *Handler) adjustReservation(cluster string, k events.ObjectKey, delta in
 	r.replicas += delta
 	rs.addToTotal(cluster, r.perReplica, delta)
 	r.at, r.runningAt = now, time.Time{}
-	h.reservedChanged = true
 }
 
 // dropReservations forgets a template's reservations (its placement was removed).
 func (h *Handler) dropReservations(k events.ObjectKey) {
 	for _, r := range slices.Clone(h.reserved.byTemplate[k]) {
 		h.reserved.remove(r.cluster, k)
-		h.reservedChanged = true
 	}
 }
 
@@ -211,7 +212,6 @@ func (h *Handler) releaseReported(rep events.ClusterCapacity) {
 	}
 	for _, g := range drop {
 		h.reserved.remove(g.cluster, g.k)
-		h.reservedChanged = true
 	}
 }
 

@@ -2,6 +2,7 @@ package schedulerd
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -230,5 +231,44 @@ func TestBindingsOfOnePolicyShareTheirSpec(t *testing.T) {
 	}
 	if a2 := h.bindings[a.Key]; a2.Spec.Placement.ReplicaScheduling.WeightPreference.StaticWeightList != nil {
 		t.Fatal("an earlier binding must keep the spec it was decided with")
+	}
+}
+
+// Deciding on a snapshot updated in place of the clusters whose
+// reservations changed gives the very placements that rebuilding the
+// snapshot before every decision gives.
+func TestIncrementalCapacityUpdatesPlaceAsAFullRebuild(t *testing.T) {
+	run := func(rebuild bool) []string {
+		clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+		h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2")
+		capacityOf(t, h, "cluster1", "200m", clk.t)
+		capacityOf(t, h, "cluster2", "0", clk.t)
+		ctx := context.Background()
+		for i := range 12 {
+			if rebuild {
+				h.snap = nil
+			}
+			b := dynamicBinding(string(rune('a'+i)), int32(1+i%4), 1)
+			if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+				t.Fatal(err)
+			}
+			if i == 5 { // a removal releases capacity in the middle
+				if rebuild {
+					h.snap = nil
+				}
+				if err := h.Handle(ctx, ev(t, events.TypeBindingRemoved, dynamicBinding("b", 2, 2))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var out []string
+		for _, p := range placements(rec) {
+			out = append(out, p.Key.Name+":"+events.FormatTargets(p.Clusters)+":"+p.Error)
+		}
+		return out
+	}
+	inc, full := run(false), run(true)
+	if len(inc) < 10 || strings.Join(inc, "\n") != strings.Join(full, "\n") {
+		t.Fatalf("incremental:\n%s\nfull rebuild:\n%s", strings.Join(inc, "\n"), strings.Join(full, "\n"))
 	}
 }

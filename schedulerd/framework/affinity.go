@@ -27,7 +27,7 @@ type Affinity struct {
 
 	// Set by Snapshot.Bind: hits[i] says whether snap's cluster i
 	// matches.
-	snap *Snapshot
+	fam  *family
 	hits []bool
 }
 
@@ -199,7 +199,7 @@ func (r *labelRequirement) hasValue(v string) bool {
 // All criteria are ANDed, so checking the pre-parsed label selector apart
 // from the rest gives the same answer as Matches on the whole affinity.
 func (m *Affinity) Matches(c *ClusterInfo) bool {
-	if d := c.derived; d != nil && d.snap == m.snap {
+	if d := c.derived; d != nil && d.fam == m.fam {
 		return m.hits[d.index]
 	}
 	return m.match(c)
@@ -210,8 +210,13 @@ func (m *Affinity) Matches(c *ClusterInfo) bool {
 // clusters, to test many clusters without a call each; nil otherwise.
 // The slice is shared: read it, do not modify it.
 func (m *Affinity) Hits(view []*ClusterInfo) []bool {
-	if m.snap == nil || len(view) != len(m.snap.view) || len(view) == 0 || &view[0] != &m.snap.view[0] {
+	if m.fam == nil || len(view) != len(m.hits) || len(view) == 0 {
 		return nil
+	}
+	for i, c := range view {
+		if d := c.derived; d == nil || d.fam != m.fam || d.index != i {
+			return nil
+		}
 	}
 	return m.hits
 }

@@ -22,16 +22,25 @@ type Snapshot struct {
 	view     []*ClusterInfo // &clusters[i]
 	priced   bool           // some cluster has prices
 
+	*family
+
+	memoMu sync.RWMutex   // guards memo
+	memo   map[string]any // Memo's
+}
+
+// family is what snapshots with the same clusters in the same order, with
+// the same labels, spec and prices, share whatever their capacity figures
+// (WithAllocating): answers that do not depend on capacity.
+type family struct {
+	mu sync.RWMutex
 	// matches caches, per distinct affinity (Affinity.appendKey), which
 	// clusters it matches: see Bind.
-	mu      sync.RWMutex
 	matches map[string][]bool
 
 	// ScoreMap's memory, by hash of the set of clusters: a map of the
 	// set's names to 0, and the sets seen once.
 	templates map[uint64]*scoreTemplate
 	seenSets  map[uint64]bool
-	memo      map[string]any // Memo's
 	// DiagnosisMap's, alike.
 	diagnoses     map[uint64]*diagnosisTemplate
 	seenDiagnoses map[uint64]bool
@@ -40,8 +49,8 @@ type Snapshot struct {
 }
 
 type derived struct {
-	snap  *Snapshot
-	index int // in snap.clusters
+	fam   *family
+	index int // in the clusters of every snapshot of fam
 	facts policy.ClusterFacts
 	// common holds the free pods, cpu and memory (ok false: not in
 	// Allocatable), which every estimate reads; free has the others.
@@ -79,7 +88,7 @@ type resourceFree struct {
 // name and derives each cluster's data. The ClusterInfo values are copied
 // shallowly: their maps and slices are shared and must not change after.
 func NewSnapshot(clusters []ClusterInfo) *Snapshot {
-	s := &Snapshot{clusters: slices.Clone(clusters)}
+	s := &Snapshot{clusters: slices.Clone(clusters), family: &family{}}
 	slices.SortFunc(s.clusters, func(a, b ClusterInfo) int { return strings.Compare(a.Name, b.Name) })
 	ds := make([]derived, len(s.clusters))
 	n := 0
@@ -93,7 +102,7 @@ func NewSnapshot(clusters []ClusterInfo) *Snapshot {
 		s.view[i] = c
 		c.derived = nil // a clone of a snapshot's cluster: derive afresh
 		d := &ds[i]
-		d.snap, d.index = s, i
+		d.fam, d.index = s.family, i
 		d.facts = policy.FactsOf(c.Name, c.Labels, c.Spec)
 		start := len(frees)
 		for name := range c.Allocatable {
@@ -110,6 +119,42 @@ func NewSnapshot(clusters []ClusterInfo) *Snapshot {
 		c.derived = d
 	}
 	return s
+}
+
+// WithAllocating returns a snapshot of the same clusters whose Allocating
+// figures are replaced by allocating[name] for the clusters named there:
+// what schedulerd needs after each placement reserves capacity. Only those
+// clusters' free resources are derived again, and the new snapshot shares
+// with s the answers that do not depend on capacity (Bind's matches,
+// ScoreMap's and DiagnosisMap's maps), so a capacity-driven decision after
+// every placement no longer re-derives every cluster. Memo is not shared
+// (a plugin may memoise what depends on capacity). s is unchanged.
+func (s *Snapshot) WithAllocating(allocating map[string]corev1.ResourceList) *Snapshot {
+	n := &Snapshot{clusters: slices.Clone(s.clusters), priced: s.priced, family: s.family}
+	ds := make([]derived, len(n.clusters))
+	n.view = make([]*ClusterInfo, len(n.clusters))
+	for i := range n.clusters {
+		c := &n.clusters[i]
+		n.view[i] = c
+		d := &ds[i]
+		*d = *s.clusters[i].derived
+		if a, ok := allocating[c.Name]; ok {
+			c.Allocating = a
+			c.derived = nil // Free computes from the figures
+			d.common = [3]commonFree{}
+			d.free = nil
+			for name := range c.Allocatable {
+				f, _ := c.Free(name)
+				if j := commonIndex(name); j >= 0 {
+					d.common[j] = commonFree{f, true}
+					continue
+				}
+				d.free = append(d.free, resourceFree{name: name, free: f})
+			}
+		}
+		c.derived = d
+	}
+	return n
 }
 
 // Clusters returns the clusters sorted by name. The slice is the
@@ -137,14 +182,14 @@ const maxMemo = 256
 // depend on the snapshot and the key only; the value is shared and
 // read-only.
 func (s *Snapshot) Memo(key string, compute func() any) any {
-	s.mu.RLock()
+	s.memoMu.RLock()
 	v, ok := s.memo[key]
-	s.mu.RUnlock()
+	s.memoMu.RUnlock()
 	if ok {
 		return v
 	}
 	v = compute()
-	s.mu.Lock()
+	s.memoMu.Lock()
 	if prev, ok := s.memo[key]; ok {
 		v = prev
 	} else if len(s.memo) < maxMemo {
@@ -153,7 +198,7 @@ func (s *Snapshot) Memo(key string, compute func() any) any {
 		}
 		s.memo[key] = v
 	}
-	s.mu.Unlock()
+	s.memoMu.Unlock()
 	return v
 }
 
@@ -206,7 +251,7 @@ func (s *Snapshot) Bind(a *Affinity) {
 		}
 		s.mu.Unlock()
 	}
-	a.snap, a.hits = s, hits
+	a.fam, a.hits = s.family, hits
 }
 
 // ScoreMap returns a map from the name of each of clusters to the score
@@ -370,7 +415,7 @@ func (s *Snapshot) setOf(clusters []*ClusterInfo, buf []uint64) (set []uint64, h
 	set = slices.Grow(buf[:0], words)[:words]
 	for _, c := range clusters {
 		d := c.derived
-		if d == nil || d.snap != s {
+		if d == nil || d.fam != s.family {
 			return nil, 0, false
 		}
 		i := uint32(d.index)

@@ -4,11 +4,15 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flotilla-io/flotilla/events/policy"
 )
 
 // ScoreMap gives the map of names to scores, whatever it remembers from
@@ -119,4 +123,82 @@ func TestDiagnosisMap(t *testing.T) {
 	if len(snap.diagnoses) == 0 {
 		t.Errorf("no diagnosis was remembered: the test does not cover copying")
 	}
+}
+
+// A snapshot derived WithAllocating answers every capacity question as a
+// snapshot built afresh from the changed figures, and shares the answers
+// that do not depend on capacity with its parent.
+func TestWithAllocatingAnswersAsAFreshSnapshot(t *testing.T) {
+	res := func(kv ...string) corev1.ResourceList {
+		l := corev1.ResourceList{}
+		for i := 0; i < len(kv); i += 2 {
+			l[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+		}
+		return l
+	}
+	clusters := []ClusterInfo{
+		{Name: "c3", Labels: map[string]string{"env": "prod"}, Allocatable: res("cpu", "8", "memory", "16Gi", "pods", "110", "nvidia.com/gpu", "2"), Allocated: res("cpu", "1")},
+		{Name: "c1", Labels: map[string]string{"env": "prod"}, Allocatable: res("cpu", "4", "memory", "8Gi", "pods", "110"), Allocating: res("cpu", "500m")},
+		{Name: "c2", Labels: map[string]string{"env": "dev"}, Allocatable: res("cpu", "2", "pods", "10")},
+	}
+	parent := NewSnapshot(clusters)
+	aff := compiledAffinity(&policy.ClusterAffinity{LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}})
+	parent.Bind(aff)
+	change := map[string]corev1.ResourceList{"c1": res("cpu", "3", "pods", "7"), "c3": res("nvidia.com/gpu", "1", "memory", "1Gi")}
+	derivedSnap := parent.WithAllocating(change)
+	changed := slices.Clone(clusters)
+	for i := range changed {
+		if a, ok := change[changed[i].Name]; ok {
+			changed[i].Allocating = a
+		}
+	}
+	fresh := NewSnapshot(changed)
+	requests := [][]ResourceUnits{
+		{{Name: "cpu", Value: 250}},
+		{{Name: "cpu", Value: 100}, {Name: "memory", Value: 128 << 20}},
+		{{Name: "nvidia.com/gpu", Value: 1}},
+	}
+	for i, c := range derivedSnap.View() {
+		f := fresh.View()[i]
+		if c.Name != f.Name {
+			t.Fatalf("order: %s vs %s", c.Name, f.Name)
+		}
+		for _, name := range []corev1.ResourceName{"cpu", "memory", "pods", "nvidia.com/gpu", "ephemeral-storage"} {
+			a, aok := c.Free(name)
+			b, bok := f.Free(name)
+			if a != b || aok != bok {
+				t.Errorf("%s free %s: derived %d %v, fresh %d %v", c.Name, name, a, aok, b, bok)
+			}
+		}
+		for _, r := range requests {
+			if a, b := c.MaxReplicas(r), f.MaxReplicas(r); a != b {
+				t.Errorf("%s max replicas for %v: derived %d, fresh %d", c.Name, r, a, b)
+			}
+		}
+		if aff.Matches(c) != (c.Labels["env"] == "prod") {
+			t.Errorf("%s: the parent's bound affinity must answer for the derived snapshot", c.Name)
+		}
+	}
+	if hits := aff.Hits(derivedSnap.View()); len(hits) != 3 || !hits[0] || hits[1] || !hits[2] {
+		t.Errorf("hits on the derived view: %v", hits)
+	}
+	if aff.Hits(fresh.View()) != nil {
+		t.Error("an affinity bound to another family must not answer for a fresh snapshot's view")
+	}
+	// The parent is unchanged.
+	if f, _ := parent.View()[0].Free("cpu"); f != 3500 {
+		t.Errorf("parent c1 free cpu changed: %d", f)
+	}
+	// Shared score maps: a set seen on the parent is known to the child.
+	scores := []int64{0, 0, 0}
+	parent.ScoreMap(parent.View(), scores)
+	parent.ScoreMap(parent.View(), scores)
+	if m := derivedSnap.ScoreMap(derivedSnap.View(), scores); len(m) != 3 {
+		t.Errorf("score map: %v", m)
+	}
+}
+
+func compiledAffinity(a *policy.ClusterAffinity) *Affinity {
+	c := CompileAffinity(a)
+	return &c
 }
