@@ -1,6 +1,7 @@
 package schedulerd
 
 import (
+	"maps"
 	"slices"
 	"time"
 
@@ -31,30 +32,63 @@ const ReservationTTL = 5 * time.Minute
 // reservation is one template's placed-but-not-yet-allocated replicas in
 // one cluster.
 type reservation struct {
-	cluster    string
-	replicas   int32
-	perReplica corev1.ResourceList
-	at         time.Time
+	replicas int32
+	at       time.Time
 	// runningAt: when executord reported them available (zero: not yet).
 	runningAt time.Time
 }
 
-// reservations are kept per template (a placement touches one template's
-// few clusters: one map access per decision) with a running total per
-// cluster (Σ replicas × per-replica requests, pods included), so reading a
-// cluster's reserved figure costs the same with ten reservations or a
-// hundred thousand.
+// templateReservations are one template's reservations by cluster, and
+// one replica's requests in milli-units (pods included), the arithmetic
+// the totals are kept in.
+type templateReservations struct {
+	perReplica []milliResource
+	byCluster  map[string]*reservation
+}
+
+type milliResource struct {
+	name  corev1.ResourceName
+	milli int64
+}
+
+// perReplicaMilli is one replica's requests, and one pod, in milli-units.
+// A request finer than a milli-unit is rounded up: the reservation errs on
+// the side of a fuller cluster.
+func perReplicaMilli(req corev1.ResourceList) []milliResource {
+	out := make([]milliResource, 0, len(req)+1)
+	for name, q := range req {
+		if name != corev1.ResourcePods {
+			out = append(out, milliResource{name, q.MilliValue()})
+		}
+	}
+	return append(out, milliResource{corev1.ResourcePods, 1000})
+}
+
+// reservations are kept per template (a placement touches one template:
+// one map access per decision, then one per cluster) with a running total
+// per cluster (Σ replicas × per-replica requests, pods included, in
+// milli-units), so reading a cluster's reserved figure costs the same with
+// ten reservations or a million.
 type reservations struct {
-	byTemplate map[events.ObjectKey][]*reservation
-	totals     map[string]corev1.ResourceList
+	byTemplate map[events.ObjectKey]*templateReservations
+	totals     map[string]map[corev1.ResourceName]int64
 	counts     map[string]int
 	// changed: clusters whose total changed since the shared snapshot
 	// last took them in.
 	changed map[string]bool
+	// running: per cluster, the templates whose reservation there runs
+	// (executord reported it), which the cluster's next capacity report
+	// releases; the only ones a report has to look at.
+	running map[string]map[events.ObjectKey]bool
+	// oldest is at most the oldest reservation's time: before it is
+	// ReservationTTL old, no reservation can have expired and nothing is
+	// scanned. lastSweep bounds full scans to one a second.
+	oldest, lastSweep time.Time
 }
 
 func newReservations() reservations {
-	return reservations{byTemplate: map[events.ObjectKey][]*reservation{}, totals: map[string]corev1.ResourceList{}, counts: map[string]int{}, changed: map[string]bool{}}
+	return reservations{byTemplate: map[events.ObjectKey]*templateReservations{}, totals: map[string]map[corev1.ResourceName]int64{},
+		counts: map[string]int{}, changed: map[string]bool{}, running: map[string]map[events.ObjectKey]bool{}}
 }
 
 // count is the number of templates with replicas reserved in cluster.
@@ -62,54 +96,49 @@ func (rs *reservations) count(cluster string) int { return rs.counts[cluster] }
 
 // find is k's reservation in cluster, or nil.
 func (rs *reservations) find(cluster string, k events.ObjectKey) *reservation {
-	for _, r := range rs.byTemplate[k] {
-		if r.cluster == cluster {
-			return r
-		}
+	if t := rs.byTemplate[k]; t != nil {
+		return t.byCluster[cluster]
 	}
 	return nil
 }
 
 // addToTotal adds n replicas of per (n may be negative) to cluster's total.
-func (rs *reservations) addToTotal(cluster string, per corev1.ResourceList, n int32) {
+func (rs *reservations) addToTotal(cluster string, per []milliResource, n int32) {
 	if n == 0 {
 		return
 	}
 	rs.changed[cluster] = true
 	total := rs.totals[cluster]
 	if total == nil {
-		total = corev1.ResourceList{}
+		total = make(map[corev1.ResourceName]int64, len(per))
 		rs.totals[cluster] = total
 	}
-	for name, q := range per {
-		add := q.DeepCopy()
-		add.Mul(int64(n))
-		cur := total[name]
-		cur.Add(add)
-		total[name] = cur
+	for _, r := range per {
+		total[r.name] += r.milli * int64(n)
 	}
-	pods := total[corev1.ResourcePods]
-	pods.Add(*resource.NewQuantity(int64(n), resource.DecimalSI))
-	total[corev1.ResourcePods] = pods
 }
 
 // remove forgets k's reservation in cluster.
 func (rs *reservations) remove(cluster string, k events.ObjectKey) {
-	list := rs.byTemplate[k]
-	i := slices.IndexFunc(list, func(r *reservation) bool { return r.cluster == cluster })
-	if i < 0 {
+	t := rs.byTemplate[k]
+	if t == nil {
 		return
 	}
-	r := list[i]
-	rs.addToTotal(cluster, r.perReplica, -r.replicas)
-	if list = slices.Delete(list, i, i+1); len(list) == 0 {
+	r := t.byCluster[cluster]
+	if r == nil {
+		return
+	}
+	rs.addToTotal(cluster, t.perReplica, -r.replicas)
+	delete(t.byCluster, cluster)
+	if run := rs.running[cluster]; run != nil {
+		delete(run, k)
+	}
+	if len(t.byCluster) == 0 {
 		delete(rs.byTemplate, k)
-	} else {
-		rs.byTemplate[k] = list
 	}
 	if rs.counts[cluster]--; rs.counts[cluster] <= 0 {
 		delete(rs.counts, cluster)
-		delete(rs.totals, cluster) // exact arithmetic leaves zeros; start clean
+		delete(rs.totals, cluster) // start clean
 	}
 }
 
@@ -120,22 +149,18 @@ func (h *Handler) reserve(b events.Binding, before, after []events.TargetCluster
 		return
 	}
 	now := h.now()
+	had := make(map[string]int32, len(before))
+	for _, o := range before {
+		had[o.Name] = o.Replicas
+	}
 	for _, c := range after {
-		var had int32
-		for _, o := range before {
-			if o.Name == c.Name {
-				had = o.Replicas
-				break
-			}
-		}
-		if delta := c.Replicas - had; delta != 0 {
+		if delta := c.Replicas - had[c.Name]; delta != 0 {
 			h.adjustReservation(c.Name, b.Key, delta, b.ReplicaRequirements, now)
 		}
+		delete(had, c.Name)
 	}
-	for _, o := range before {
-		if !slices.ContainsFunc(after, func(c events.TargetCluster) bool { return c.Name == o.Name }) {
-			h.adjustReservation(o.Name, b.Key, -o.Replicas, b.ReplicaRequirements, now)
-		}
+	for name, n := range had { // clusters the placement left
+		h.adjustReservation(name, b.Key, -n, b.ReplicaRequirements, now)
 	}
 }
 
@@ -144,7 +169,11 @@ func (h *Handler) adjustReservation(cluster string, k events.ObjectKey, delta in
 		return
 	}
 	rs := &h.reserved
-	r := rs.find(cluster, k)
+	t := rs.byTemplate[k]
+	var r *reservation
+	if t != nil {
+		r = t.byCluster[cluster]
+	}
 	if delta < 0 {
 		if r == nil {
 			return
@@ -153,24 +182,38 @@ func (h *Handler) adjustReservation(cluster string, k events.ObjectKey, delta in
 			rs.remove(cluster, k)
 		} else {
 			r.replicas += delta
-			rs.addToTotal(cluster, r.perReplica, delta)
+			rs.addToTotal(cluster, t.perReplica, delta)
 		}
 		return
 	}
+	if t == nil {
+		t = &templateReservations{perReplica: perReplicaMilli(per), byCluster: map[string]*reservation{}}
+		rs.byTemplate[k] = t
+	}
 	if r == nil {
-		r = &reservation{cluster: cluster, perReplica: per}
-		rs.byTemplate[k] = append(rs.byTemplate[k], r)
+		r = &reservation{}
+		t.byCluster[cluster] = r
 		rs.counts[cluster]++
 	}
 	r.replicas += delta
-	rs.addToTotal(cluster, r.perReplica, delta)
+	rs.addToTotal(cluster, t.perReplica, delta)
 	r.at, r.runningAt = now, time.Time{}
+	if run := rs.running[cluster]; run != nil {
+		delete(run, k)
+	}
+	if rs.oldest.IsZero() || now.Before(rs.oldest) {
+		rs.oldest = now
+	}
 }
 
 // dropReservations forgets a template's reservations (its placement was removed).
 func (h *Handler) dropReservations(k events.ObjectKey) {
-	for _, r := range slices.Clone(h.reserved.byTemplate[k]) {
-		h.reserved.remove(r.cluster, k)
+	t := h.reserved.byTemplate[k]
+	if t == nil {
+		return
+	}
+	for _, cluster := range slices.Collect(maps.Keys(t.byCluster)) {
+		h.reserved.remove(cluster, k)
 	}
 }
 
@@ -190,28 +233,47 @@ func (h *Handler) reservationRunning(st events.WorkStatus) {
 	}
 	if want > 0 && (st.AvailableReplicas >= want || st.ReadyReplicas >= want) {
 		r.runningAt = st.UpdatedAt
+		run := h.reserved.running[st.Cluster]
+		if run == nil {
+			run = map[events.ObjectKey]bool{}
+			h.reserved.running[st.Cluster] = run
+		}
+		run[st.Key] = true
 	}
 }
 
 // releaseReported drops the reservations a cluster's capacity report now
-// covers, and every expired one.
+// covers (running ones the report observed after they ran), and every
+// expired one.
 func (h *Handler) releaseReported(rep events.ClusterCapacity) {
+	rs := &h.reserved
+	for k := range rs.running[rep.Cluster] {
+		if r := rs.find(rep.Cluster, k); r != nil && rep.ObservedAt.After(r.runningAt) {
+			rs.remove(rep.Cluster, k)
+		}
+	}
 	now := h.now()
+	if rs.oldest.IsZero() || now.Sub(rs.oldest) <= ReservationTTL || now.Sub(rs.lastSweep) < time.Second {
+		return
+	}
+	rs.lastSweep, rs.oldest = now, time.Time{}
 	type gone struct {
 		cluster string
 		k       events.ObjectKey
 	}
 	var drop []gone
-	for k, list := range h.reserved.byTemplate {
-		for _, r := range list {
-			covered := r.cluster == rep.Cluster && !r.runningAt.IsZero() && rep.ObservedAt.After(r.runningAt)
-			if covered || now.Sub(r.at) > ReservationTTL {
-				drop = append(drop, gone{r.cluster, k})
+	for k, t := range rs.byTemplate {
+		for cluster, r := range t.byCluster {
+			switch {
+			case now.Sub(r.at) > ReservationTTL:
+				drop = append(drop, gone{cluster, k})
+			case rs.oldest.IsZero() || r.at.Before(rs.oldest):
+				rs.oldest = r.at
 			}
 		}
 	}
 	for _, g := range drop {
-		h.reserved.remove(g.cluster, g.k)
+		rs.remove(g.cluster, g.k)
 	}
 }
 
@@ -225,9 +287,9 @@ func (h *Handler) reservedFor(cluster string, base corev1.ResourceList) corev1.R
 	if out == nil {
 		out = corev1.ResourceList{}
 	}
-	for name, q := range total {
+	for name, milli := range total {
 		cur := out[name]
-		cur.Add(q)
+		cur.Add(*resource.NewMilliQuantity(milli, resource.DecimalSI))
 		out[name] = cur
 	}
 	return out

@@ -165,25 +165,24 @@ func TestAClustersReservedTotalIsAlwaysTheSumOfItsReservations(t *testing.T) {
 		}
 		for _, c := range []string{"cluster1", "cluster2"} {
 			want := corev1.ResourceList{}
-			for _, list := range h.reserved.byTemplate {
-				for _, r := range list {
-					if r.cluster != c {
-						continue
-					}
-					if r.replicas <= 0 {
-						t.Fatalf("step %d: %s keeps a reservation of %d replicas", step, c, r.replicas)
-					}
-					for name, q := range r.perReplica {
-						add := q.DeepCopy()
-						add.Mul(int64(r.replicas))
-						cur := want[name]
-						cur.Add(add)
-						want[name] = cur
-					}
-					pods := want[corev1.ResourcePods]
-					pods.Add(*resource.NewQuantity(int64(r.replicas), resource.DecimalSI))
-					want[corev1.ResourcePods] = pods
+			for key, tr := range h.reserved.byTemplate {
+				r := tr.byCluster[c]
+				if r == nil {
+					continue
 				}
+				if r.replicas <= 0 {
+					t.Fatalf("step %d: %s keeps a reservation of %d replicas", step, c, r.replicas)
+				}
+				for name, q := range per[int(key.Name[0])%2] {
+					add := q.DeepCopy()
+					add.Mul(int64(r.replicas))
+					cur := want[name]
+					cur.Add(add)
+					want[name] = cur
+				}
+				pods := want[corev1.ResourcePods]
+				pods.Add(*resource.NewQuantity(int64(r.replicas), resource.DecimalSI))
+				want[corev1.ResourcePods] = pods
 			}
 			got := h.reservedFor(c, nil)
 			for name, q := range want {
