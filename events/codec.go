@@ -1,6 +1,9 @@
 package events
 
 import (
+	"encoding/json"
+	"reflect"
+
 	"github.com/bytedance/sonic"
 )
 
@@ -11,11 +14,17 @@ import (
 // of the input, invalid UTF-8 replaced, Marshaler/Unmarshaler honoured, so
 // the bytes equal encoding/json's (TestCodecMatchesEncodingJSON) at 2-4
 // times the speed and a fraction of the allocations (DESIGN.md decision
-// 14). One difference, on purpose: what a json.Marshaler returns (a
-// json.RawMessage such as a binding's template, a binding kept encoded) is
-// validated but written as is, not re-compacted and HTML-escaped again:
-// that pass was 5 % of the placement path, and every such value on the
-// bus is already compact JSON written by this codec.
+// 14). Differences, on purpose or accepted:
+//   - what a json.Marshaler returns (a json.RawMessage such as a binding's
+//     template, a binding kept encoded) is validated and HTML-escaped but
+//     not re-compacted (its whitespace stays): that pass was 5 % of the
+//     placement path, and every such value on the bus is already compact;
+//   - a -0 read into an interface{} becomes 0 (harmless for Kubernetes).
+//
+// Use it through MarshalJSON and UnmarshalJSON, which hand anything sonic
+// refuses (nesting deeper than its 4,096 levels, invalid input) to
+// encoding/json, so that what is accepted and the wording of errors stay
+// encoding/json's.
 var JSON = sonic.Config{
 	EscapeHTML:       true,
 	SortMapKeys:      true,
@@ -25,7 +34,35 @@ var JSON = sonic.Config{
 }.Froze()
 
 // MarshalJSON encodes v as encoding/json would.
-func MarshalJSON(v any) ([]byte, error) { return JSON.Marshal(v) }
+func MarshalJSON(v any) ([]byte, error) {
+	b, err := JSON.Marshal(v)
+	if err != nil {
+		return json.Marshal(v)
+	}
+	return b, nil
+}
 
-// UnmarshalJSON decodes data into v as encoding/json would.
-func UnmarshalJSON(data []byte, v any) error { return JSON.Unmarshal(data, v) }
+// UnmarshalJSON decodes data into v as encoding/json would. Input sonic
+// does not find valid goes to encoding/json untouched (which, like before,
+// refuses it before changing v); when sonic refuses valid input (nesting
+// deeper than it goes, a value of the wrong type), encoding/json decodes it
+// afresh into a zero value and its answer, value or error, is the result.
+func UnmarshalJSON(data []byte, v any) error {
+	if !JSON.Valid(data) {
+		return json.Unmarshal(data, v)
+	}
+	err := JSON.Unmarshal(data, v)
+	if err == nil {
+		return nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return json.Unmarshal(data, v) // encoding/json's own InvalidUnmarshalError
+	}
+	fresh := reflect.New(rv.Elem().Type())
+	if err := json.Unmarshal(data, fresh.Interface()); err != nil {
+		return err
+	}
+	rv.Elem().Set(fresh.Elem())
+	return nil
+}

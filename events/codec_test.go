@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,6 +135,26 @@ func TestABindingKeptEncodedIsEmbeddedAsReceived(t *testing.T) {
 	if err := UnmarshalJSON(out, &again); err != nil || again.Replicas != 9 {
 		t.Fatalf("a re-encoded change must show: %s (%v)", out, err)
 	}
+	// A change made without Reencode shows too: the kept bytes are used
+	// only while the binding holds what they were read from.
+	for name, change := range map[string]func(*Binding){
+		"replicas":   func(x *Binding) { x.Replicas = 7 },
+		"revision":   func(x *Binding) { x.Revision++ },
+		"template":   func(x *Binding) { x.Template = json.RawMessage(`{"kind":"Other"}`) },
+		"spec":       func(x *Binding) { x.Spec = &policy.PropagationSpec{Preemption: "Always"} },
+		"overrides":  func(x *Binding) { x.Overrides = append(x.Overrides, policy.OverridePolicy{}) },
+		"reschedule": func(x *Binding) { x.RescheduleRequestedAt = nil },
+	} {
+		c := b
+		change(&c)
+		fresh := c
+		fresh.Reencode()
+		got, _ := MarshalJSON(c)
+		want, _ := MarshalJSON(fresh)
+		if string(got) != string(want) {
+			t.Errorf("a binding whose %s changed must be encoded afresh:\n%s\n%s", name, got, want)
+		}
+	}
 }
 
 // SpecCache decodes a binding exactly as DecodeBinding does, sharing the
@@ -198,7 +219,59 @@ func TestASpecCacheDecodesAsDecodeBindingAndSharesEqualSpecs(t *testing.T) {
 	if out, _ := MarshalJSON(g); string(out) != string(e.Data()) {
 		t.Fatalf("the binding must be embedded as received")
 	}
-	if _, err := c.DecodeBinding(mk("h", ref, spec(weight))); err != nil {
-		t.Fatal(err)
+	// A binding written with another key spelling is decoded the plain way.
+	raw := mk("h", ref, nil)
+	raw.DataEncoded = []byte(strings.Replace(string(raw.Data()), `"policy":`, `"Spec":{"preemption":"Always"},"policy":`, 1))
+	if h, err := c.DecodeBinding(raw); err != nil || h.Spec == nil || h.Spec.Preemption != "Always" {
+		t.Fatalf("a \"Spec\" key must be read as encoding/json reads it: %+v %v", h.Spec, err)
+	}
+}
+
+// What sonic refuses goes to encoding/json: depth up to encoding/json's
+// limit is accepted, and errors read as encoding/json's.
+func TestTheCodecAcceptsAndRefusesWhatEncodingJSONDoes(t *testing.T) {
+	deep := `{"x":` + strings.Repeat("[", 5000) + strings.Repeat("]", 5000) + `}`
+	var a, b map[string]any
+	if err := UnmarshalJSON([]byte(deep), &a); err != nil {
+		t.Fatalf("5,000 levels (encoding/json takes up to 10,000): %.120v", err)
+	}
+	_ = json.Unmarshal([]byte(deep), &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("a deep document decodes as encoding/json decodes it")
+	}
+	if out, err := MarshalJSON(a); err != nil || string(out) != deep {
+		t.Fatalf("and encodes back: %v", err)
+	}
+	for _, bad := range []string{`{"a":`, `{"a":1,}`, `[1 2]`, `{"a":tru}`, `{"replicas":"x"}`} {
+		var got, want struct {
+			A        any   `json:"a"`
+			Replicas int32 `json:"replicas"`
+		}
+		gerr, werr := UnmarshalJSON([]byte(bad), &got), json.Unmarshal([]byte(bad), &want)
+		if gerr == nil || werr == nil || gerr.Error() != werr.Error() {
+			t.Errorf("%s: codec error %v, encoding/json error %v", bad, gerr, werr)
+		}
+	}
+	// A failed decode leaves nothing half-decoded behind.
+	m := map[string]any{"kept": true}
+	if err := UnmarshalJSON([]byte(`{"a":1,"b":`), &m); err == nil || len(m) != 1 {
+		t.Fatalf("a failed decode must leave the target as it was: %v %v", m, err)
+	}
+	// Data given as JSON is validated and stored compact; nil is null.
+	if _, err := NewWithID("id", TypeObjectApplied, "/t", "s", json.RawMessage(`{"a":`)); err == nil {
+		t.Error("invalid JSON data must be refused")
+	}
+	if e, _ := NewWithID("id", TypeObjectApplied, "/t", "s", json.RawMessage(" {\"a\" : 1}")); string(e.Data()) != `{"a":1}` {
+		t.Errorf("JSON data stored as %q", e.Data())
+	}
+	if e, _ := NewWithID("id", TypeObjectApplied, "/t", "s", json.RawMessage(nil)); string(e.Data()) != `null` {
+		t.Errorf("nil JSON data stored as %q", e.Data())
+	}
+	// A Marshaler's output is HTML-escaped as encoding/json escapes it.
+	v := map[string]any{"raw": json.RawMessage(`{"s":"<a>&\u2028"}`)}
+	got, _ := MarshalJSON(v)
+	want, _ := json.Marshal(v)
+	if string(got) != string(want) {
+		t.Errorf("escaping: %s vs %s", got, want)
 	}
 }

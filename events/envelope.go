@@ -1,6 +1,7 @@
 package events
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -47,13 +48,17 @@ func NewWithID(id string, t Type, source, subject string, data any) (Event, erro
 			return Event{}, fmt.Errorf("encode %s data: %w", t, err)
 		}
 	default:
-		body, ok := d.(json.RawMessage)
-		if !ok {
-			b, err := MarshalJSON(data)
-			if err != nil {
+		body, err := MarshalJSON(d)
+		if err != nil {
+			return Event{}, fmt.Errorf("encode %s data: %w", t, err)
+		}
+		if _, raw := d.(json.RawMessage); raw {
+			// Data given as JSON is stored compact, as encoding/json would.
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, body); err != nil {
 				return Event{}, fmt.Errorf("encode %s data: %w", t, err)
 			}
-			body = b
+			body = buf.Bytes()
 		}
 		// What SetData does with a value it encodes itself, with our codec.
 		e.SetDataContentType("application/json")

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/flotilla-io/flotilla/events/policy"
 	corev1 "k8s.io/api/core/v1"
@@ -104,11 +105,48 @@ type Binding struct {
 	RescheduleRequestedAt *time.Time `json:"rescheduleRequestedAt,omitempty"`
 
 	// encoded is the JSON this binding was read from (DecodeBinding), written
-	// back as is by MarshalJSON: schedulerd embeds every binding it decides
-	// in the placement, and re-encoding the template and policy spec it did
-	// not change was a tenth of its CPU. Whoever changes a field of a
-	// binding from DecodeBinding must call Reencode.
-	encoded []byte
+	// back as is by MarshalJSON while the binding still holds what was read
+	// (keptEncoding.holds): schedulerd embeds every binding it decides in the
+	// placement, and re-encoding the template and policy spec it did not
+	// change was a tenth of its CPU. Reencode drops it.
+	encoded *keptEncoding
+}
+
+// keptEncoding is a binding's JSON as read, with what the binding held
+// then: a copy of the binding whose fields were changed since (a field
+// assigned, a slice or map or pointer replaced) is encoded afresh.
+type keptEncoding struct {
+	data                 []byte
+	key                  ObjectKey
+	apiVersion, uid      string
+	generation, revision int64
+	replicas             int32
+	template             *byte
+	templateLen          int
+	requirements         int
+	policy               *PolicyRef
+	spec                 *policy.PropagationSpec
+	overrides            *policy.OverridePolicy
+	overridesLen         int
+	deps                 *Dependency
+	depsLen              int
+	reschedule           *time.Time
+}
+
+func keep(data []byte, b *Binding) *keptEncoding {
+	return &keptEncoding{data: data, key: b.Key, apiVersion: b.APIVersion, uid: b.UID, generation: b.Generation, revision: b.Revision,
+		replicas: b.Replicas, template: unsafe.SliceData(b.Template), templateLen: len(b.Template), requirements: len(b.ReplicaRequirements),
+		policy: b.Policy, spec: b.Spec, overrides: unsafe.SliceData(b.Overrides), overridesLen: len(b.Overrides),
+		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt}
+}
+
+// holds reports whether b still holds what was read with k.data.
+func (k *keptEncoding) holds(b *Binding) bool {
+	return k.key == b.Key && k.apiVersion == b.APIVersion && k.uid == b.UID && k.generation == b.Generation && k.revision == b.Revision &&
+		k.replicas == b.Replicas && k.template == unsafe.SliceData(b.Template) && k.templateLen == len(b.Template) &&
+		k.requirements == len(b.ReplicaRequirements) && k.policy == b.Policy && k.spec == b.Spec &&
+		k.overrides == unsafe.SliceData(b.Overrides) && k.overridesLen == len(b.Overrides) &&
+		k.deps == unsafe.SliceData(b.Dependencies) && k.depsLen == len(b.Dependencies) && k.reschedule == b.RescheduleRequestedAt
 }
 
 // bindingFields is Binding without its methods (the plain encoding).
@@ -117,8 +155,8 @@ type bindingFields Binding
 // MarshalJSON writes the JSON the binding was decoded from when it was kept
 // (DecodeBinding), else the binding's fields as encoding/json would.
 func (b Binding) MarshalJSON() ([]byte, error) {
-	if len(b.encoded) > 0 {
-		return b.encoded, nil
+	if b.encoded != nil && b.encoded.holds(&b) {
+		return b.encoded.data, nil
 	}
 	return MarshalJSON(bindingFields(b))
 }
@@ -130,7 +168,7 @@ func DecodeBinding(e Event) (Binding, error) {
 	if err := Decode(e, &b); err != nil {
 		return Binding{}, err
 	}
-	b.encoded = e.Data()
+	b.encoded = keep(e.Data(), &b)
 	return b, nil
 }
 

@@ -19,8 +19,11 @@ import (
 // policy's spec, and decoding it again per binding (then keeping 10,000
 // copies) was a fifth of schedulerd's work and half its heap. It compares
 // the spec's JSON text, found without decoding, with the text it decoded
-// last for the same policy. Shared specs are read-only, as every binding's
-// spec already is. Not safe for concurrent use.
+// last for the same policy (the exact key "spec", as policyd writes it; a
+// binding without one is decoded the plain way; should the key come twice,
+// the first is taken where encoding/json takes the last). Shared specs are
+// read-only, as every binding's spec already is. It keeps one spec per
+// policy it has seen. Not safe for concurrent use.
 type SpecCache struct {
 	byPolicy map[PolicyRef]cachedSpec
 }
@@ -46,7 +49,7 @@ type bindingNoSpec struct {
 	Overrides             []policy.OverridePolicy `json:"overrides,omitempty"`
 	Dependencies          []Dependency            `json:"dependencies,omitempty"`
 	RescheduleRequestedAt *time.Time              `json:"rescheduleRequestedAt,omitempty"`
-	encoded               []byte
+	encoded               *keptEncoding
 }
 
 // DecodeBinding is events.DecodeBinding (the encoding is kept) with the
@@ -57,10 +60,11 @@ func (c *SpecCache) DecodeBinding(e Event) (Binding, error) {
 		return Binding{}, err
 	}
 	data := e.Data()
-	b.encoded = data
 	text, err := ast.NewSearcher(unsafe.String(unsafe.SliceData(data), len(data))).GetByPath("spec")
 	if errors.Is(err, ast.ErrNotExist) {
-		return b, nil
+		// No "spec" key as policyd writes it: decode as encoding/json
+		// would (which also matches "Spec" and takes a duplicate's last).
+		return DecodeBinding(e)
 	}
 	if err != nil {
 		return Binding{}, Permanent(fmt.Errorf("decode %s data: spec: %w", e.Type(), err))
@@ -72,6 +76,7 @@ func (c *SpecCache) DecodeBinding(e Event) (Binding, error) {
 	if b.Policy != nil {
 		if held, ok := c.byPolicy[*b.Policy]; ok && held.text == raw {
 			b.Spec = held.spec
+			b.encoded = keep(data, &b)
 			return b, nil
 		}
 	}
@@ -80,6 +85,7 @@ func (c *SpecCache) DecodeBinding(e Event) (Binding, error) {
 		return Binding{}, Permanent(fmt.Errorf("decode %s data: spec: %w", e.Type(), err))
 	}
 	b.Spec = spec
+	b.encoded = keep(data, &b)
 	if b.Policy != nil && spec != nil {
 		if c.byPolicy == nil {
 			c.byPolicy = map[PolicyRef]cachedSpec{}
