@@ -35,9 +35,12 @@ func publishBenchClusters(ctx context.Context, bus *natsbus.Bus, n int) error {
 			Spec:   policy.ClusterSpec{APIEndpoint: "https://" + name + ".bench.invalid:6443", SyncMode: "Push", Provider: "bench", Region: region}}
 		health := events.ClusterHealth{Cluster: name, Ready: true, State: "Ready", Reason: "ClusterReady", Since: now, ObservedAt: now,
 			Conditions: []events.ClusterCondition{{Type: policy.ClusterConditionReady, Status: "True", Reason: "ClusterReady", LastTransitionTime: now}}}
-		capacity := events.ClusterCapacity{Cluster: name, KubernetesVersion: "v1.37.2", Nodes: 10, ReadyNodes: 10,
-			Allocatable: corev1.ResourceList{corev1.ResourceCPU: q(strconv.Itoa(160 + 16*(i%8))), corev1.ResourceMemory: q("640Gi"), corev1.ResourcePods: q("1100")},
-			Allocated:   corev1.ResourceList{corev1.ResourceCPU: q("20"), corev1.ResourceMemory: q("64Gi"), corev1.ResourcePods: q("120")},
+		// Room for 10,000 templates of 10-19 replicas (100m, 128Mi) with
+		// every placement reserved (nothing reports the replicas running):
+		// 100 × 2,200 pods against ~145,000 replicas.
+		capacity := events.ClusterCapacity{Cluster: name, KubernetesVersion: "v1.37.2", Nodes: 20, ReadyNodes: 20,
+			Allocatable: corev1.ResourceList{corev1.ResourceCPU: q(strconv.Itoa(320 + 32*(i%8))), corev1.ResourceMemory: q("1280Gi"), corev1.ResourcePods: q("2200")},
+			Allocated:   corev1.ResourceList{corev1.ResourceCPU: q("40"), corev1.ResourceMemory: q("128Gi"), corev1.ResourcePods: q("240")},
 			APIEnablements: []policy.APIEnablement{
 				{GroupVersion: "apps/v1", Resources: []policy.APIResource{{Name: "deployments", Kind: "Deployment"}, {Name: "statefulsets", Kind: "StatefulSet"}}},
 				{GroupVersion: "v1", Resources: []policy.APIResource{{Name: "configmaps", Kind: "ConfigMap"}, {Name: "services", Kind: "Service"}}},

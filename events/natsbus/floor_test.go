@@ -11,6 +11,7 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/internal/cputime"
 )
 
 // BenchmarkPlacementPathFloor is flotilla bench's message traffic with
@@ -70,7 +71,7 @@ func BenchmarkPlacementPathFloor(b *testing.B) {
 		subjects[i] = events.InputSubject(k)
 	}
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), cputime.Process()
 	for i, e := range msgs {
 		if err := bus.PublishAsync(subjects[i], e); err != nil {
 			b.Fatal(err)
@@ -93,4 +94,7 @@ func BenchmarkPlacementPathFloor(b *testing.B) {
 		time.Sleep(time.Millisecond)
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "templates/s")
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+	}
 }

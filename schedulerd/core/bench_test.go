@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/internal/cputime"
 	"github.com/flotilla-io/flotilla/schedulerd/framework"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -62,7 +63,7 @@ func BenchmarkSchedule(b *testing.B) {
 			in.Binding.ReplicaRequirements = corev1.ResourceList{corev1.ResourceCPU: resourceMust("250m"), corev1.ResourceMemory: resourceMust("256Mi")}
 			b.Run(fmt.Sprintf("clusters=%d/strategy=%s", n, st.name), func(b *testing.B) {
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					if r := s.Schedule(in); !r.Scheduled {
 						b.Fatal(r.Error)
@@ -76,7 +77,7 @@ func BenchmarkSchedule(b *testing.B) {
 			snap.Clusters, snap.Snapshot = nil, framework.NewSnapshot(cs)
 			b.Run(fmt.Sprintf("clusters=%d/strategy=%s/input=snapshot", n, st.name), func(b *testing.B) {
 				b.ReportAllocs()
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					if r := s.Schedule(snap); !r.Scheduled {
 						b.Fatal(r.Error)
@@ -94,7 +95,7 @@ func BenchmarkSchedule(b *testing.B) {
 // the benchmark waited for a core too. Run with -cpu 1 so that the
 // process does nothing else.
 func reportCPU(b *testing.B, cpu0 time.Duration) {
-	if cpu := cpuTime() - cpu0; cpu > 0 && b.N > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 && b.N > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }
