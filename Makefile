@@ -36,10 +36,11 @@ demo: tools build clusters
 demo-down:
 	@-pkill -f "[b]in/flotilla up --data-dir $(CURDIR)/.flotilla" ; true
 
-## bench: the whole path (policyd -> schedulerd on embedded JetStream, 100 clusters, 10,000 templates), then the core benchmarks
+## bench: the whole path (policyd -> schedulerd on embedded JetStream, 100 clusters, 10,000 templates), then the core benchmarks and the bus floor
 bench: build
 	$(BIN) bench --clusters 100 --templates 10000
 	$(GO) test -run '^$$' -bench . -benchmem ./schedulerd/... ./executord/render/...
+	$(GO) test -run '^$$' -bench PlacementPathFloor -benchtime 10000x ./events/natsbus/
 
 ## bench-failover: failover timings on the sandbox (cluster1 stopped and started FLOTILLA_BENCH_ROUNDS=3 times; ~3 min)
 bench-failover: build clusters
