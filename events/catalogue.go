@@ -20,7 +20,7 @@ const (
 	TypeBindingChanged      = Type("io.flotilla.binding.changed.v1")      // data: Binding
 	TypeBindingRemoved      = Type("io.flotilla.binding.removed.v1")      // data: Binding (key and generation only)
 	TypeClusterRegistered   = Type("io.flotilla.cluster.registered.v1")   // data: ClusterRegistration
-	TypeClusterDeregistered = Type("io.flotilla.cluster.deregistered.v1") // data: ClusterRegistration (name only)
+	TypeClusterDeregistered = Type("io.flotilla.cluster.deregistered.v1") // data: ClusterRegistration (name, and generation: a tombstone)
 
 	// daemons holding the credentials key announce its public half, so the CLI can seal to it.
 	TypeSealKeyPublished = Type("io.flotilla.sealkey.published.v1") // data: SealKey

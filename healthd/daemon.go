@@ -45,7 +45,10 @@ type Daemon struct {
 	mu         sync.Mutex
 	probers    map[string]*prober
 	lastHealth map[string]Restored // published before a restart, until the cluster's prober starts
-	ctx        context.Context
+	// deregistered: per deleted cluster, its deregistration's generation; a
+	// registration at or below it is a stale redelivery and starts nothing.
+	deregistered map[string]int64
+	ctx          context.Context
 }
 
 // ConsumerName is healthd's durable consumer of registrations.
@@ -158,14 +161,24 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 	old, ok := d.probers[r.Name]
 	switch events.Type(e.Type()) {
 	case events.TypeClusterDeregistered:
+		if ok && r.Generation > 0 && old.reg.Generation > r.Generation {
+			return nil // a registration newer than this deregistration holds
+		}
 		if ok {
 			old.stop()
 			delete(d.probers, r.Name)
 			d.metrics.forget(r.Name)
 		}
 		delete(d.lastHealth, r.Name) // a cluster registered again starts afresh
+		if d.deregistered == nil {
+			d.deregistered = map[string]int64{}
+		}
+		d.deregistered[r.Name] = max(d.deregistered[r.Name], r.Generation)
 		return nil
 	case events.TypeClusterRegistered:
+		if r.Generation <= d.deregistered[r.Name] {
+			return nil // older than the cluster's deregistration
+		}
 	default:
 		return events.Permanent(fmt.Errorf("healthd does not handle %q", e.Type()))
 	}

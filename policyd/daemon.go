@@ -92,10 +92,15 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 	}
 	for _, m := range regs {
 		var r events.ClusterRegistration
-		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeClusterRegistered || events.Decode(m.Event, &r) != nil {
+		if m.Err != nil || events.Decode(m.Event, &r) != nil {
 			continue
 		}
-		st.registrations[r.Name] = r
+		switch events.Type(m.Event.Type()) {
+		case events.TypeClusterRegistered:
+			st.registrations[r.Name] = r
+		case events.TypeClusterDeregistered:
+			st.deregistered[r.Name] = r.Generation
+		}
 	}
 	return nil
 }

@@ -211,10 +211,16 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 		}
 		return h.rebindDependents(ctx, e, key)
 	case events.RoleCluster:
-		if _, ok := h.st.registrations[key.Name]; ok {
+		if last, ok := h.st.registrations[key.Name]; ok {
+			// The deregistration is a tombstone with the next generation:
+			// a registration redelivered after it is older, and ignored.
+			gen := last.Generation + 1
+			if err := h.publish(ctx, e, events.TypeClusterDeregistered, events.MemberSubject(key.Name), key.Name,
+				events.DeterministicID("deregistered", key.Name, e.ID()), events.ClusterRegistration{Name: key.Name, Generation: gen}); err != nil {
+				return err
+			}
 			delete(h.st.registrations, key.Name)
-			return h.publish(ctx, e, events.TypeClusterDeregistered, events.MemberSubject(key.Name), key.Name,
-				events.DeterministicID("deregistered", key.Name, e.ID()), events.ClusterRegistration{Name: key.Name})
+			h.st.deregistered[key.Name] = gen
 		}
 	default:
 		return h.effects(ctx, e, rec)
@@ -358,6 +364,9 @@ func (h *Handler) register(ctx context.Context, cause events.Event, name string)
 	}
 	last, had := h.st.registrations[name]
 	reg.Generation = last.Generation
+	if !had {
+		reg.Generation = h.st.deregistered[name] // continue after a tombstone
+	}
 	if had {
 		a, _ := events.MarshalJSON(last)
 		reg2 := reg

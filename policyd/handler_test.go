@@ -199,3 +199,38 @@ func TestRescheduleRequestRepublishesTheBindingWithItsTime(t *testing.T) {
 		t.Fatalf("reschedule of an unclaimed template: %v", err)
 	}
 }
+
+// Deleting a Cluster publishes a deregistration with the next generation
+// (a tombstone consumers hold stale registrations against), and the same
+// cluster applied again continues after it.
+func TestAClusterAppliedAgainAfterDeletionContinuesItsGenerations(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	cluster := "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: cluster1}\nspec: {apiEndpoint: 'https://127.0.0.1:6443', region: r1}\n"
+	if err := h.Handle(ctx, applied(t, cluster)); err != nil {
+		t.Fatal(err)
+	}
+	del, err := events.New(events.TypeObjectDeleted, "/test", "x", map[string]any{"apiVersion": "cluster.karmada.io/v1alpha1", "kind": "Cluster", "metadata": map[string]any{"name": "cluster1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, del); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, applied(t, strings.Replace(cluster, "region: r1", "region: r2", 1))); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range rec.Events {
+		switch events.Type(p.Event.Type()) {
+		case events.TypeClusterRegistered, events.TypeClusterDeregistered:
+			var r events.ClusterRegistration
+			_ = json.Unmarshal(p.Event.Data(), &r)
+			got = append(got, strings.TrimPrefix(p.Event.Type(), "io.flotilla.cluster.")+"@"+string(rune('0'+r.Generation)))
+		}
+	}
+	if strings.Join(got, " ") != "registered.v1@1 deregistered.v1@2 registered.v1@3" {
+		t.Fatalf("registrations: %v", got)
+	}
+}

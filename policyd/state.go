@@ -20,6 +20,10 @@ type state struct {
 	bindings      map[events.ObjectKey]events.Binding
 	bindingLive   map[events.ObjectKey]bool
 	registrations map[string]events.ClusterRegistration
+	// deregistered: the generation each deleted cluster's deregistration
+	// carried; a cluster applied again continues after it, so that no
+	// consumer takes its new registration for a stale one.
+	deregistered map[string]int64
 }
 
 func newState() *state {
@@ -28,7 +32,7 @@ func newState() *state {
 		propagations: map[events.ObjectKey]candidatePolicy{}, overrides: map[events.ObjectKey]overridePolicy{},
 		clusters: map[string]policy.Cluster{}, secrets: map[string]events.SealedSecret{},
 		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{},
-		registrations: map[string]events.ClusterRegistration{},
+		registrations: map[string]events.ClusterRegistration{}, deregistered: map[string]int64{},
 	}
 }
 

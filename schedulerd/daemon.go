@@ -121,8 +121,14 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 	}
 	read(events.StreamPolicy, events.AllMembers, func(m natsbus.Message) {
 		var r events.ClusterRegistration
-		if events.Type(m.Event.Type()) == events.TypeClusterRegistered && events.Decode(m.Event, &r) == nil {
+		if events.Decode(m.Event, &r) != nil {
+			return
+		}
+		switch events.Type(m.Event.Type()) {
+		case events.TypeClusterRegistered:
 			h.member(r.Name).reg = r
+		case events.TypeClusterDeregistered:
+			h.forget(r)
 		}
 	})
 	read(events.StreamHealth, events.AllHealth, func(m natsbus.Message) {

@@ -29,13 +29,16 @@ type member struct {
 
 // Handler keeps the scheduler's state and turns events into placements.
 type Handler struct {
-	mu       sync.Mutex
-	pub      events.Publisher
-	source   string
-	sched    *core.Scheduler
-	metrics  *metrics
-	members  map[string]*member
-	bindings map[events.ObjectKey]events.Binding
+	mu      sync.Mutex
+	pub     events.Publisher
+	source  string
+	sched   *core.Scheduler
+	metrics *metrics
+	members map[string]*member
+	// deregistered: per deleted cluster, its deregistration's generation;
+	// a registration at or below it is a stale redelivery.
+	deregistered map[string]int64
+	bindings     map[events.ObjectKey]events.Binding
 	// specs decodes bindings: those of one policy share one decoded spec.
 	specs      events.SpecCache
 	placements map[events.ObjectKey]events.PlacementDecision
@@ -162,6 +165,9 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		if err := events.Decode(e, &r); err != nil {
 			return err
 		}
+		if r.Generation <= h.deregistered[r.Name] {
+			return nil // older than the cluster's deregistration
+		}
 		m := h.member(r.Name)
 		if m.reg.Generation > r.Generation {
 			return nil
@@ -172,7 +178,10 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		if err := events.Decode(e, &r); err != nil {
 			return err
 		}
-		delete(h.members, r.Name)
+		if m := h.members[r.Name]; m != nil && r.Generation > 0 && m.reg.Generation > r.Generation {
+			return nil // a registration newer than this deregistration holds
+		}
+		h.forget(r)
 	case events.TypeClusterHealthChanged:
 		var c events.ClusterHealth
 		if err := events.Decode(e, &c); err != nil {
@@ -208,6 +217,17 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		return h.evaluateFailoverOn(ctx, e, r.Name)
 	}
 	return nil
+}
+
+// forget drops a deregistered member and keeps its tombstone generation.
+func (h *Handler) forget(r events.ClusterRegistration) {
+	delete(h.members, r.Name)
+	if r.Generation > h.deregistered[r.Name] {
+		if h.deregistered == nil {
+			h.deregistered = map[string]int64{}
+		}
+		h.deregistered[r.Name] = r.Generation
+	}
 }
 
 // recordHealth keeps a member's health report unless an newer one is held.

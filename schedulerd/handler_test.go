@@ -156,3 +156,47 @@ func TestClusterAffinitiesResumeAtTheObservedTermUntilARescheduleRestartsThem(t 
 		t.Fatalf("after reschedule: %+v", last)
 	}
 }
+
+// A deregistration is a tombstone: a registration redelivered after it
+// (older generation) does not bring the member back; the cluster applied
+// again (a newer generation) does.
+func TestAStaleRegistrationAfterADeregistrationDoesNotReviveTheMember(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
+	ctx := context.Background()
+	reg := func(gen int64) events.ClusterRegistration {
+		return events.ClusterRegistration{Name: "cluster1", Generation: gen}
+	}
+	names := func() []string {
+		var out []string
+		for _, c := range h.snapshot() {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	if err := h.Handle(ctx, ev(t, events.TypeClusterDeregistered, reg(2))); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 1 || got[0] != "cluster2" {
+		t.Fatalf("after the deregistration: %v", got)
+	}
+	if err := h.Handle(ctx, ev(t, events.TypeClusterRegistered, reg(1))); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 1 {
+		t.Fatalf("a redelivered older registration revived the member: %v", got)
+	}
+	if err := h.Handle(ctx, ev(t, events.TypeClusterRegistered, reg(3))); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 2 {
+		t.Fatalf("the cluster applied again must be back: %v", got)
+	}
+	// A deregistration older than the registration held changes nothing.
+	if err := h.Handle(ctx, ev(t, events.TypeClusterDeregistered, reg(2))); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); len(got) != 2 {
+		t.Fatalf("a stale deregistration removed the member: %v", got)
+	}
+}
