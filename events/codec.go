@@ -5,6 +5,8 @@ import (
 	"reflect"
 
 	"github.com/bytedance/sonic"
+
+	"github.com/flotilla-io/flotilla/events/policy"
 )
 
 // JSON is the codec of event data on the hot paths (every event built with
@@ -65,4 +67,18 @@ func UnmarshalJSON(data []byte, v any) error {
 	}
 	rv.Elem().Set(fresh.Elem())
 	return nil
+}
+
+// Warm compiles the codec for every event payload type now, instead of on
+// the first event of each type (sonic compiles per type, ~20-60 ms each on
+// this machine, more under load): a daemon calls it before it reports
+// ready, so that its first decisions are as fast as the rest.
+func Warm() {
+	for _, v := range []any{
+		Binding{}, bindingWithRawSpec{}, PlacementDecision{}, ObjectRecord{}, Rejection{}, FailoverRecord{},
+		WorkStatus{}, ClusterRegistration{}, ClusterHealth{}, HealthSnapshot{}, ClusterCapacity{},
+		policy.PropagationSpec{}, map[string]any{},
+	} {
+		_ = sonic.Pretouch(reflect.TypeOf(v))
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
 
+	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/executord"
 	"github.com/flotilla-io/flotilla/healthd"
@@ -161,6 +162,7 @@ type runtime struct {
 }
 
 func newRuntime(ctx context.Context, g *globals, log *zap.Logger, metricsAddr string) (*runtime, error) {
+	events.Warm() // compile the event codec before the first event, not on it
 	reg := observe.NewRegistry()
 	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: natsbus.NewMetrics(reg)})
 	if err != nil {

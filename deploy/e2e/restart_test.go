@@ -60,9 +60,27 @@ spec:
 		}
 		return p
 	}
+	ctx := context.Background()
+	bus, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+	placed := func() (int, error) {
+		ms, err := bus.Replay(ctx, events.StreamPlacement, natsbus.ReplayOptions{Subjects: []string{"flotilla.placement." + ns + ".>"}})
+		return len(ms), err
+	}
 	s.mustCLI("apply", "-f", write("policy.yaml", policy))
 	s.mustCLI("apply", "-f", write("a.yaml", batch(0)))
-	s.kill("schedulerd") // mid-stream: policyd has just accepted batch A
+	// Mid-stream: once schedulerd has placed the first of batch A (so that
+	// executord has something to apply while schedulerd is down).
+	eventually(t, 60*time.Second, "a first placement of batch A", func() error {
+		if n, err := placed(); err != nil || n == 0 {
+			return fmt.Errorf("%d placements (%v)", n, err)
+		}
+		return nil
+	})
+	s.kill("schedulerd")
 	s.mustCLI("apply", "-f", write("b.yaml", batch(perBatch)))
 	eventually(t, 60*time.Second, "executord to start applying", func() error {
 		if n, _ := countApplies(t, s, ns); len(n) == 0 {
@@ -75,7 +93,6 @@ spec:
 	time.Sleep(2 * time.Second)
 	s.start("executord")
 
-	ctx := context.Background()
 	for _, m := range members {
 		cs := s.member(m)
 		eventually(t, 120*time.Second, "all deployments in "+m, func() error {
@@ -90,11 +107,6 @@ spec:
 		})
 	}
 	// One placement per template generation.
-	bus, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bus.Close()
 	ms, err := bus.Replay(ctx, events.StreamPlacement, natsbus.ReplayOptions{Subjects: []string{"flotilla.placement." + ns + ".>"}})
 	if err != nil {
 		t.Fatal(err)
