@@ -131,8 +131,20 @@ func tail(s string, n int) string {
 }
 
 func (s *system) startAll() {
-	for _, d := range []string{"policyd", "schedulerd", "healthd", "executord"} {
+	daemons := []string{"policyd", "schedulerd", "healthd", "executord"}
+	for _, d := range daemons {
 		s.start(d)
+	}
+	// Ready: streams ensured, state rebuilt, consumers bound (a publish
+	// before that finds no stream).
+	for _, d := range daemons {
+		eventually(s.t, 60*time.Second, d+" ready", func() error {
+			b, _ := os.ReadFile(filepath.Join(s.dir, d+".log"))
+			if !strings.Contains(string(b), d+" ready") {
+				return fmt.Errorf("not yet")
+			}
+			return nil
+		})
 	}
 }
 
