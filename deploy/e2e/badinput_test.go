@@ -21,6 +21,7 @@ import (
 func TestBadInputGetsAClearErrorOrADeadLetterAndTheDaemonsKeepServing(t *testing.T) {
 	s := newSystem(t)
 	s.start("policyd")
+	s.waitDaemonsReady("policyd")
 	bad := filepath.Join(s.dir, "bad-policy.yaml")
 	if err := os.WriteFile(bad, []byte(`apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy

@@ -45,10 +45,16 @@ func TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries(t *testing.T) {
 	if _, errOut, code := s.cli("describe", "work", "my-app"); code == 0 || !strings.Contains(errOut, "deployment/my-app or service/my-app") && !strings.Contains(errOut, "service/my-app or deployment/my-app") {
 		t.Errorf("describe work my-app names a Deployment and a Service; want an error asking which, got exit %d: %s", code, errOut)
 	}
-	view := s.mustCLI("get", "deployment/my-app", "-n", "default")
-	if !regexp.MustCompile(`TOTAL\s+6\s+6`).MatchString(view) || !regexp.MustCompile(`cluster1\s+3\s+3\s+Running`).MatchString(view) {
-		t.Errorf("get deployment/my-app:\n%s", view)
-	}
+	// Ready counts follow the members' pods: eventually 6 of 6, 3 of 3 in
+	// cluster1 (a first placement made before every member was Ready may
+	// still be scaling down).
+	eventually(t, 60*time.Second, "get deployment/my-app to show 6 of 6 ready", func() error {
+		view := s.mustCLI("get", "deployment/my-app", "-n", "default")
+		if !regexp.MustCompile(`TOTAL\s+6\s+6`).MatchString(view) || !regexp.MustCompile(`cluster1\s+3\s+3\s+Running`).MatchString(view) {
+			return fmt.Errorf("get deployment/my-app:\n%s", view)
+		}
+		return nil
+	})
 	if out := s.mustCLI("describe", "work", "deployment/my-app", "-n", "default"); !strings.Contains(out, "Cluster:      cluster2") || !strings.Contains(out, "OverridePolicy/default/my-app-override") {
 		t.Errorf("describe work:\n%s", out)
 	}

@@ -135,8 +135,14 @@ func (s *system) startAll() {
 	for _, d := range daemons {
 		s.start(d)
 	}
-	// Ready: streams ensured, state rebuilt, consumers bound (a publish
-	// before that finds no stream).
+	s.waitDaemonsReady(daemons...)
+}
+
+// waitDaemonsReady waits until each daemon has logged that it is ready: streams
+// ensured, state rebuilt, consumers bound (a publish before that finds no
+// stream).
+func (s *system) waitDaemonsReady(daemons ...string) {
+	s.t.Helper()
 	for _, d := range daemons {
 		eventually(s.t, 60*time.Second, d+" ready", func() error {
 			b, _ := os.ReadFile(filepath.Join(s.dir, d+".log"))
