@@ -42,7 +42,7 @@ type Daemon struct {
 	ctx     context.Context
 	workers map[string]*worker
 	regGen  map[string]int64
-	gone    map[string]bool                // deregistered: regGen holds the tombstone's generation
+	gone    events.Tombstones              // deleted clusters: a stale registration starts no worker
 	work    map[string][]events.WorkStatus // rebuilt work records by cluster
 
 	// badPaths are the statePreservation jsonPaths already logged as not
@@ -59,7 +59,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{cfg: cfg, deps: deps, metrics: newMetrics(deps.Registry), source: "/executord/" + cfg.Instance,
-		workers: map[string]*worker{}, regGen: map[string]int64{}, gone: map[string]bool{}, work: map[string][]events.WorkStatus{}}
+		workers: map[string]*worker{}, regGen: map[string]int64{}, work: map[string][]events.WorkStatus{}}
 	d.deps.Log = deps.Log.Named("executord")
 	if d.deps.Clock == nil {
 		d.deps.Clock = time.Now
@@ -146,22 +146,19 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 	defer d.mu.Unlock()
 	old := d.workers[r.Name]
 	if events.Type(e.Type()) == events.TypeClusterDeregistered {
-		if old != nil && r.Generation > 0 && d.regGen[r.Name] > r.Generation {
+		if old != nil && events.Outdated(r.Generation, d.regGen[r.Name]) {
 			return nil // a registration newer than this deregistration holds
 		}
 		if old != nil {
 			old.stop()
 			delete(d.workers, r.Name)
 		}
-		// The tombstone: a registration at or below it is a stale redelivery.
-		d.regGen[r.Name] = max(d.regGen[r.Name], r.Generation)
-		d.gone[r.Name] = true
+		d.gone.Bury(r.Name, r.Generation)
 		return nil
 	}
-	if d.gone[r.Name] && r.Generation <= d.regGen[r.Name] {
+	if d.gone.Stale(r.Name, r.Generation) {
 		return nil // older than the cluster's deregistration
 	}
-	delete(d.gone, r.Name)
 	if d.regGen[r.Name] >= r.Generation && old != nil {
 		return nil
 	}

@@ -45,9 +45,9 @@ type Daemon struct {
 	mu         sync.Mutex
 	probers    map[string]*prober
 	lastHealth map[string]Restored // published before a restart, until the cluster's prober starts
-	// deregistered: per deleted cluster, its deregistration's generation; a
-	// registration at or below it is a stale redelivery and starts nothing.
-	deregistered map[string]int64
+	// deregistered: deleted clusters' tombstones; a stale registration
+	// starts nothing.
+	deregistered events.Tombstones
 	ctx          context.Context
 }
 
@@ -161,7 +161,7 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 	old, ok := d.probers[r.Name]
 	switch events.Type(e.Type()) {
 	case events.TypeClusterDeregistered:
-		if ok && r.Generation > 0 && old.reg.Generation > r.Generation {
+		if ok && events.Outdated(r.Generation, old.reg.Generation) {
 			return nil // a registration newer than this deregistration holds
 		}
 		if ok {
@@ -170,13 +170,10 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 			d.metrics.forget(r.Name)
 		}
 		delete(d.lastHealth, r.Name) // a cluster registered again starts afresh
-		if d.deregistered == nil {
-			d.deregistered = map[string]int64{}
-		}
-		d.deregistered[r.Name] = max(d.deregistered[r.Name], r.Generation)
+		d.deregistered.Bury(r.Name, r.Generation)
 		return nil
 	case events.TypeClusterRegistered:
-		if r.Generation <= d.deregistered[r.Name] {
+		if d.deregistered.Stale(r.Name, r.Generation) {
 			return nil // older than the cluster's deregistration
 		}
 	default:

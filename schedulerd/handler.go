@@ -35,9 +35,8 @@ type Handler struct {
 	sched   *core.Scheduler
 	metrics *metrics
 	members map[string]*member
-	// deregistered: per deleted cluster, its deregistration's generation;
-	// a registration at or below it is a stale redelivery.
-	deregistered map[string]int64
+	// deregistered: deleted clusters' tombstones (stale registrations).
+	deregistered events.Tombstones
 	bindings     map[events.ObjectKey]events.Binding
 	// specs decodes bindings: those of one policy share one decoded spec.
 	specs      events.SpecCache
@@ -165,7 +164,7 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		if err := events.Decode(e, &r); err != nil {
 			return err
 		}
-		if r.Generation <= h.deregistered[r.Name] {
+		if h.deregistered.Stale(r.Name, r.Generation) {
 			return nil // older than the cluster's deregistration
 		}
 		m := h.member(r.Name)
@@ -178,7 +177,7 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		if err := events.Decode(e, &r); err != nil {
 			return err
 		}
-		if m := h.members[r.Name]; m != nil && r.Generation > 0 && m.reg.Generation > r.Generation {
+		if m := h.members[r.Name]; m != nil && events.Outdated(r.Generation, m.reg.Generation) {
 			return nil // a registration newer than this deregistration holds
 		}
 		h.forget(r)
@@ -222,12 +221,7 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 // forget drops a deregistered member and keeps its tombstone generation.
 func (h *Handler) forget(r events.ClusterRegistration) {
 	delete(h.members, r.Name)
-	if r.Generation > h.deregistered[r.Name] {
-		if h.deregistered == nil {
-			h.deregistered = map[string]int64{}
-		}
-		h.deregistered[r.Name] = r.Generation
-	}
+	h.deregistered.Bury(r.Name, r.Generation)
 }
 
 // recordHealth keeps a member's health report unless an newer one is held.
