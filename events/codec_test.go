@@ -90,7 +90,7 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// A binding kept encoded (DecodeBinding) is embedded byte for byte as it
+// A binding kept encoded (SpecCache.DecodeBinding) is embedded byte for byte as it
 // arrived, reads back with equal fields, and is encoded from its fields
 // again once Reencode is called after a change.
 func TestABindingKeptEncodedIsEmbeddedAsReceived(t *testing.T) {
@@ -103,7 +103,8 @@ func TestABindingKeptEncodedIsEmbeddedAsReceived(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := DecodeBinding(e)
+	var cache SpecCache
+	b, err := cache.DecodeBinding(e)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestABindingKeptEncodedIsEmbeddedAsReceived(t *testing.T) {
 	}
 }
 
-// SpecCache decodes a binding exactly as DecodeBinding does, sharing the
+// SpecCache decodes a binding exactly as a plain Decode does, sharing the
 // spec of bindings whose spec text equals the last one of their policy.
 func TestASpecCacheDecodesAsDecodeBindingAndSharesEqualSpecs(t *testing.T) {
 	ref := &PolicyRef{Kind: "PropagationPolicy", Namespace: "ns", Name: "p"}
@@ -182,12 +183,11 @@ func TestASpecCacheDecodesAsDecodeBindingAndSharesEqualSpecs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, err := DecodeBinding(e)
-		if err != nil {
+		var want Binding
+		if err := Decode(e, &want); err != nil {
 			t.Fatal(err)
 		}
 		got.Reencode()
-		want.Reencode()
 		g, _ := MarshalJSON(got)
 		w, _ := MarshalJSON(want)
 		if string(g) != string(w) {

@@ -104,7 +104,7 @@ type Binding struct {
 	// RescheduleRequestedAt asks for a fresh reschedule (flotilla reschedule).
 	RescheduleRequestedAt *time.Time `json:"rescheduleRequestedAt,omitempty"`
 
-	// encoded is the JSON this binding was read from (DecodeBinding), written
+	// encoded is the JSON this binding was read from (SpecCache.DecodeBinding), written
 	// back as is by MarshalJSON while the binding still holds what was read
 	// (keptEncoding.holds): schedulerd embeds every binding it decides in the
 	// placement, and re-encoding the template and policy spec it did not
@@ -153,23 +153,12 @@ func (k *keptEncoding) holds(b *Binding) bool {
 type bindingFields Binding
 
 // MarshalJSON writes the JSON the binding was decoded from when it was kept
-// (DecodeBinding), else the binding's fields as encoding/json would.
+// (SpecCache.DecodeBinding), else the binding's fields as encoding/json would.
 func (b Binding) MarshalJSON() ([]byte, error) {
 	if b.encoded != nil && b.encoded.holds(&b) {
 		return b.encoded.data, nil
 	}
 	return MarshalJSON(bindingFields(b))
-}
-
-// DecodeBinding reads a binding event's data and keeps its encoding, so
-// that embedding the binding again costs a copy instead of an encode.
-func DecodeBinding(e Event) (Binding, error) {
-	var b Binding
-	if err := Decode(e, &b); err != nil {
-		return Binding{}, err
-	}
-	b.encoded = keep(e.Data(), &b)
-	return b, nil
 }
 
 // Reencode forgets the kept encoding: the binding is written from its

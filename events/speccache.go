@@ -32,8 +32,10 @@ type bindingWithRawSpec struct {
 	Spec json.RawMessage `json:"spec,omitempty"`
 }
 
-// DecodeBinding is events.DecodeBinding (the encoding is kept) with the
-// spec shared when its text equals the one last decoded for its policy.
+// DecodeBinding reads a binding event's data, keeping its encoding (so
+// that embedding the binding again costs a copy instead of an encode) and
+// sharing the spec when its text equals the one last decoded for its
+// policy.
 func (c *SpecCache) DecodeBinding(e Event) (Binding, error) {
 	var r bindingWithRawSpec
 	if err := Decode(e, &r); err != nil {
