@@ -439,8 +439,7 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 		h.metrics.decisions.WithLabelValues("unchanged").Inc()
 		return nil
 	}
-	out, err := events.NewWithID(events.DeterministicID("placement", k.String(), fmt.Sprint(b.Revision), placementFingerprint(p)),
-		events.TypePlacementDecided, h.source, k.String(), p)
+	out, err := events.NewWithID(placementID(k, b.Revision, p, last, hadLast, cause), events.TypePlacementDecided, h.source, k.String(), p)
 	if err != nil {
 		return events.Permanent(err)
 	}
@@ -465,6 +464,24 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 		h.metrics.decisions.WithLabelValues("unschedulable").Inc()
 	}
 	return nil
+}
+
+// placementID is a placement event's id: the same for the same decision
+// made again from the same cause (a redelivery after a crash, which
+// JetStream then drops as a duplicate), and different for a later decision
+// that merely equals an earlier one. Without the cause (or, for decisions
+// no event caused, the placement it replaces) a template moved A -> B -> A
+// within JetStream's duplicate window had its return to A dropped as a
+// duplicate of the first A: the member kept B.
+func placementID(k events.ObjectKey, revision int64, p, last events.PlacementDecision, hadLast bool, cause events.Event) string {
+	parts := []string{"placement", k.String(), fmt.Sprint(revision), placementFingerprint(p)}
+	switch {
+	case cause.ID() != "":
+		parts = append(parts, "cause", cause.ID())
+	case hadLast:
+		parts = append(parts, "after", placementFingerprint(last))
+	}
+	return events.DeterministicID(parts...)
 }
 
 // remembered is the part of a published placement later decisions read

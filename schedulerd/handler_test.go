@@ -200,3 +200,48 @@ func TestAStaleRegistrationAfterADeregistrationDoesNotReviveTheMember(t *testing
 		t.Fatalf("a stale deregistration removed the member: %v", got)
 	}
 }
+
+// A placement that returns to an earlier one (A -> B -> A) is a new event
+// with its own id: JetStream drops a repeated id as a duplicate, and the
+// return to A used to be dropped that way (the members kept B). The same
+// decision from the same cause keeps its id, so a redelivery is still
+// dropped.
+func TestAPlacementReturningToAnEarlierOneIsANewEvent(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
+	ctx := context.Background()
+	spec := &policy.PropagationSpec{Placement: policy.Placement{ClusterAffinity: &policy.ClusterAffinity{ClusterNames: []string{"cluster1", "cluster2", "cluster3"}}}}
+	b := events.Binding{Key: events.ObjectKey{Kind: "Service", Namespace: "default", Name: "svc"}, APIVersion: "v1", Generation: 1, Revision: 1, Spec: spec}
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, ev(t, events.TypeClusterDeregistered, events.ClusterRegistration{Name: "cluster3", Generation: 2})); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, ev(t, events.TypeClusterRegistered, events.ClusterRegistration{Name: "cluster3", Generation: 3})); err != nil {
+		t.Fatal(err)
+	}
+	health(t, h, clk, "cluster3", "Ready")
+	ps := rec.OfType(events.TypePlacementDecided)
+	var seq []string
+	ids := map[string]bool{}
+	for _, p := range ps {
+		var d events.PlacementDecision
+		_ = events.Decode(p.Event, &d)
+		seq = append(seq, events.FormatTargets(d.Clusters))
+		if ids[p.Event.ID()] {
+			t.Fatalf("placement %s repeats an earlier id: JetStream would drop it (sequence %v)", events.FormatTargets(d.Clusters), seq)
+		}
+		ids[p.Event.ID()] = true
+	}
+	if len(seq) != 3 || seq[0] != seq[2] || seq[0] == seq[1] {
+		t.Fatalf("want A -> B -> A, got %v", seq)
+	}
+	// The same decision from the same cause: the same id.
+	e := ev(t, events.TypeBindingChanged, b)
+	a1 := placementID(b.Key, 1, events.PlacementDecision{Scheduled: true}, events.PlacementDecision{}, false, e)
+	a2 := placementID(b.Key, 1, events.PlacementDecision{Scheduled: true}, events.PlacementDecision{}, false, e)
+	if a1 != a2 {
+		t.Fatal("a redelivered cause must give the same placement id")
+	}
+}
