@@ -151,6 +151,11 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 		}
 		if old != nil {
 			old.stop()
+			// Keep what the worker had applied or was removing: should the
+			// cluster join again, its next worker finishes those removals
+			// (a copy left behind when the cluster left otherwise stayed
+			// on the member, shown as Deleting, for good).
+			d.work[r.Name] = snapshotWork(old)
 			delete(d.workers, r.Name)
 		}
 		d.gone.Bury(r.Name, r.Generation)
