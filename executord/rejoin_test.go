@@ -2,7 +2,6 @@ package executord
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
-	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
@@ -24,13 +22,7 @@ func publishRegistration(t *testing.T, bus *natsbus.Bus, key *sealing.Key, serve
 	t.Helper()
 	reg := events.ClusterRegistration{Name: "member1", Generation: gen}
 	if typ == events.TypeClusterRegistered {
-		kubeconfig := fmt.Sprintf("apiVersion: v1\nkind: Config\nclusters: [{name: m, cluster: {server: %q}}]\nusers: [{name: m, user: {}}]\ncontexts: [{name: m, context: {cluster: m, user: m}}]\ncurrent-context: m\n", server)
-		sealed, err := sealing.Seal(key.Public, []byte(kubeconfig))
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg.Spec = policy.ClusterSpec{APIEndpoint: server}
-		reg.Credentials = &events.SealedSecret{Namespace: "karmada-system", Name: "member1", KeyID: key.ID, Data: map[string][]byte{"kubeconfig": sealed}}
+		reg = eventstest.SealedRegistration(t, key, "member1", server, gen)
 	}
 	e, err := events.New(typ, "/test", "member1", reg)
 	if err == nil {

@@ -66,20 +66,7 @@ func startMember(t *testing.T, overTLS bool) *fakeMember {
 // sealed to key, as policyd would.
 func register(t *testing.T, bus *natsbus.Bus, key *sealing.Key, name, server string) {
 	t.Helper()
-	kubeconfig := fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters: [{name: m, cluster: {server: %q}}]
-users: [{name: m, user: {}}]
-contexts: [{name: m, context: {cluster: m, user: m}}]
-current-context: m
-`, server)
-	sealed, err := sealing.Seal(key.Public, []byte(kubeconfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := events.ClusterRegistration{Name: name, Generation: 1, Spec: policy.ClusterSpec{APIEndpoint: server},
-		Credentials: &events.SealedSecret{Namespace: "karmada-system", Name: name, KeyID: key.ID, Data: map[string][]byte{"kubeconfig": sealed}}}
-	e, err := events.New(events.TypeClusterRegistered, "/test", name, reg)
+	e, err := events.New(events.TypeClusterRegistered, "/test", name, eventstest.SealedRegistration(t, key, name, server, 1))
 	if err == nil {
 		err = bus.Publish(context.Background(), events.MemberSubject(name), e)
 	}
