@@ -145,6 +145,8 @@ func TestABindingKeptEncodedIsEmbeddedAsReceived(t *testing.T) {
 		"spec":       func(x *Binding) { x.Spec = &policy.PropagationSpec{Preemption: "Always"} },
 		"overrides":  func(x *Binding) { x.Overrides = append(x.Overrides, policy.OverridePolicy{}) },
 		"reschedule": func(x *Binding) { x.RescheduleRequestedAt = nil },
+		"warnings":   func(x *Binding) { x.Warnings = []string{"spec.x: deprecated"} },
+		"acceptedAt": func(x *Binding) { x.AcceptedAt = x.AcceptedAt.Add(time.Second) },
 	} {
 		c := b
 		change(&c)

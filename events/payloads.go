@@ -103,6 +103,13 @@ type Binding struct {
 	Dependencies []Dependency `json:"dependencies,omitempty"`
 	// RescheduleRequestedAt asks for a fresh reschedule (flotilla reschedule).
 	RescheduleRequestedAt *time.Time `json:"rescheduleRequestedAt,omitempty"`
+	// Warnings and AcceptedAt complete the template's accepted record
+	// (ObjectRecord.Warnings and UpdatedAt of this Generation): a binding is
+	// also the acceptance of the template generation it carries, and for a
+	// template a policy claims policyd publishes the binding instead of an
+	// object.accepted (TemplateRecord; DESIGN.md decision 15).
+	Warnings   []string  `json:"warnings,omitempty"`
+	AcceptedAt time.Time `json:"acceptedAt"`
 
 	// encoded is the JSON this binding was read from (SpecCache.DecodeBinding), written
 	// back as is by MarshalJSON while the binding still holds what was read
@@ -131,13 +138,17 @@ type keptEncoding struct {
 	deps                 *Dependency
 	depsLen              int
 	reschedule           *time.Time
+	warnings             *string
+	warningsLen          int
+	acceptedAt           time.Time
 }
 
 func keep(data []byte, b *Binding) *keptEncoding {
 	return &keptEncoding{data: data, key: b.Key, apiVersion: b.APIVersion, uid: b.UID, generation: b.Generation, revision: b.Revision,
 		replicas: b.Replicas, template: unsafe.SliceData(b.Template), templateLen: len(b.Template), requirements: len(b.ReplicaRequirements),
 		policy: b.Policy, spec: b.Spec, overrides: unsafe.SliceData(b.Overrides), overridesLen: len(b.Overrides),
-		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt}
+		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt,
+		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt}
 }
 
 // holds reports whether b still holds what was read with k.data.
@@ -146,7 +157,15 @@ func (k *keptEncoding) holds(b *Binding) bool {
 		k.replicas == b.Replicas && k.template == unsafe.SliceData(b.Template) && k.templateLen == len(b.Template) &&
 		k.requirements == len(b.ReplicaRequirements) && k.policy == b.Policy && k.spec == b.Spec &&
 		k.overrides == unsafe.SliceData(b.Overrides) && k.overridesLen == len(b.Overrides) &&
-		k.deps == unsafe.SliceData(b.Dependencies) && k.depsLen == len(b.Dependencies) && k.reschedule == b.RescheduleRequestedAt
+		k.deps == unsafe.SliceData(b.Dependencies) && k.depsLen == len(b.Dependencies) && k.reschedule == b.RescheduleRequestedAt &&
+		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt
+}
+
+// TemplateRecord is the accepted record of the template generation b
+// carries: what an object.accepted for it would have said.
+func (b *Binding) TemplateRecord() ObjectRecord {
+	return ObjectRecord{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation, Object: b.Template,
+		Warnings: b.Warnings, Role: RoleTemplate, UpdatedAt: b.AcceptedAt}
 }
 
 // bindingFields is Binding without its methods (the plain encoding).

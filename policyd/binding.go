@@ -191,6 +191,7 @@ func BuildBinding(t *template, claimed *candidatePolicy, overrides []policy.Over
 	b := events.Binding{
 		Key: t.Record.Key, APIVersion: t.Record.APIVersion, UID: t.UID, Generation: t.Record.Generation,
 		Template: t.Record.Object, Replicas: replicas, ReplicaRequirements: req, Overrides: overrides,
+		Warnings: t.Record.Warnings, AcceptedAt: t.Record.UpdatedAt,
 	}
 	if claimed != nil {
 		spec := claimed.Policy.Spec

@@ -57,35 +57,18 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return c.Run(ctx, d.h.Handle)
 }
 
-// rebuild reads back what policyd has published: accepted objects, bindings
-// and registrations (latest per subject).
+// rebuild reads back what policyd has published: accepted objects (a
+// claimed template's from its binding), bindings and registrations.
 func (d *Daemon) rebuild(ctx context.Context) error {
 	st := d.h.st
-	objs, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllObjects)
+	p, err := ReadPublished(ctx, d.deps.Bus)
 	if err != nil {
 		return err
 	}
-	for _, m := range objs {
-		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeObjectAccepted {
-			continue
-		}
-		var rec events.ObjectRecord
-		if events.Decode(m.Event, &rec) == nil {
-			_ = st.put(rec)
-		}
+	for _, rec := range p.Records {
+		_ = st.put(rec)
 	}
-	bs, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllBindings)
-	if err != nil {
-		return err
-	}
-	for _, m := range bs {
-		var b events.Binding
-		if m.Err != nil || events.Decode(m.Event, &b) != nil {
-			continue
-		}
-		st.bindings[b.Key] = b
-		st.bindingLive[b.Key] = events.Type(m.Event.Type()) == events.TypeBindingChanged
-	}
+	st.bindings, st.bindingLive = p.Bindings, p.Live
 	regs, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
 	if err != nil {
 		return err

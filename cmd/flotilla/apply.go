@@ -132,14 +132,31 @@ func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs 
 	return publishAndConfirm(ctx, out, errw, bus, ordered, timeout)
 }
 
-// publishAndConfirm publishes the events and waits for policyd's verdict on each.
+// publishAndConfirm publishes the events and waits for policyd's verdict on
+// each: object.accepted, object.rejected or object.removed, or, for a
+// template a policy claims, the binding.changed that carries its accepted
+// generation (policyd publishes only that; DESIGN.md decision 15).
 func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, msgs []outgoing, timeout time.Duration) error {
 	verdicts := make(chan natsbus.Message, len(msgs)*2+16)
+	wanted := make(map[string]events.ObjectKey, len(msgs)) // event id -> key; read-only from here on
+	for _, m := range msgs {
+		wanted[m.event.ID()] = m.key
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	watching := make(chan error, 1)
 	go func() {
-		watching <- bus.Watch(wctx, events.StreamPolicy, []string{events.AllObjects, events.AllRejected}, true, func(m natsbus.Message) {
+		watching <- bus.Watch(wctx, events.StreamPolicy, []string{events.AllObjects, events.AllRejected, events.AllBindings}, true, func(m natsbus.Message) {
+			if m.Err != nil {
+				return
+			}
+			key, ok := wanted[events.CausationID(m.Event)]
+			if !ok {
+				return // a policy's applied event also causes other templates' bindings
+			}
+			if events.Type(m.Event.Type()) == events.TypeBindingChanged && m.Event.Subject() != key.String() {
+				return
+			}
 			select {
 			case verdicts <- m:
 			default:
@@ -177,6 +194,10 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 				}
 			case events.TypeObjectRemoved:
 				fmt.Fprintf(out, "%s deleted\n", o.label)
+			case events.TypeBindingChanged:
+				var b events.Binding
+				_ = events.Decode(m.Event, &b)
+				fmt.Fprintf(out, "%s accepted (generation %d)\n", o.label, b.Generation)
 			default:
 				var rec events.ObjectRecord
 				_ = events.Decode(m.Event, &rec)

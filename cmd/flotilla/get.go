@@ -15,6 +15,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/policyd"
 )
 
 type listFlags struct {
@@ -232,22 +233,14 @@ func labelString(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// objectRecords reads policyd's accepted objects.
+// objectRecords reads policyd's accepted objects (a claimed template's
+// record is its latest binding's: policyd.ReadPublished).
 func objectRecords(ctx context.Context, bus *natsbus.Bus) ([]events.ObjectRecord, error) {
-	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllObjects)
+	p, err := policyd.ReadPublished(ctx, bus)
 	if err != nil {
 		return nil, err
 	}
-	var out []events.ObjectRecord
-	for _, m := range ms {
-		var r events.ObjectRecord
-		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeObjectAccepted || events.Decode(m.Event, &r) != nil {
-			continue
-		}
-		out = append(out, r)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
-	return out, nil
+	return p.SortedRecords(), nil
 }
 
 func getPolicies(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {

@@ -16,15 +16,22 @@ import (
 
 // BenchmarkPlacementPathFloor is flotilla bench's message traffic with
 // handlers that do nothing but publish: per template an applied event
-// (0.9 KB) on its input subject; a "policyd" consumer publishing an
-// accepted record (1.2 KB) and a binding (2.9 KB); a "schedulerd" consumer
-// publishing a placement (8 KB); all on the production streams, file
-// storage, with the production consumer machinery (deferred publishes,
-// ack after storage). What it measures is the floor the bus and natsbus put
-// under the whole path on this machine: no validation, matching,
-// scheduling or JSON. templates/s is the figure to compare with flotilla
-// bench's placements/s (docs/performance.md).
+// (0.9 KB) on its input subject; a "policyd" consumer publishing a binding
+// (2.9 KB); a "schedulerd" consumer publishing a placement (8 KB); all on
+// the production streams, file storage, with the production consumer
+// machinery (deferred publishes, ack after storage). What it measures is
+// the floor the bus and natsbus put under the whole path on this machine:
+// no validation, matching, scheduling or JSON. templates/s is the figure
+// to compare with flotilla bench's placements/s (docs/performance.md).
+// stored=4 is the traffic before a claimed template's binding became its
+// acceptance (DESIGN.md decision 15): policyd also published an accepted
+// record (1.2 KB) per template.
 func BenchmarkPlacementPathFloor(b *testing.B) {
+	b.Run("stored=3", func(b *testing.B) { placementPathFloor(b, false) })
+	b.Run("stored=4", func(b *testing.B) { placementPathFloor(b, true) })
+}
+
+func placementPathFloor(b *testing.B, withAccepted bool) {
 	_, bus := eventstest.Server(b)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -55,8 +62,11 @@ func BenchmarkPlacementPathFloor(b *testing.B) {
 	}
 	var placed atomic.Int64
 	all := make(chan struct{})
-	relay("floor-policyd", events.StreamInput, []string{events.AllInput},
-		func(k events.ObjectKey) []string { return []string{events.ObjectSubject(k), events.BindingSubject(k)} }, [][]byte{accepted, binding}, nil)
+	policydOuts, policydData := func(k events.ObjectKey) []string { return []string{events.BindingSubject(k)} }, [][]byte{binding}
+	if withAccepted {
+		policydOuts, policydData = func(k events.ObjectKey) []string { return []string{events.ObjectSubject(k), events.BindingSubject(k)} }, [][]byte{accepted, binding}
+	}
+	relay("floor-policyd", events.StreamInput, []string{events.AllInput}, policydOuts, policydData, nil)
 	relay("floor-schedulerd", events.StreamPolicy, []string{events.AllBindings},
 		func(k events.ObjectKey) []string { return []string{events.PlacementSubject(k)} }, [][]byte{placement}, func() {
 			if placed.Add(1) == int64(b.N) {
