@@ -77,3 +77,78 @@ func TestAClusterJoinedAgainLosesTheCopyItsPlacementNoLongerHolds(t *testing.T) 
 	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 3)
 	waitFor(t, "the copy removed from member1 once it joins again", func() bool { return !member.has("deployments/default/web") })
 }
+
+// registerOther announces another push-mode member served by server.
+func registerOther(t *testing.T, bus *natsbus.Bus, key *sealing.Key, name, server string) {
+	t.Helper()
+	e, err := events.New(events.TypeClusterRegistered, "/test", name, eventstest.SealedRegistration(t, key, name, server, 1))
+	if err == nil {
+		err = bus.Publish(context.Background(), events.MemberSubject(name), e)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An executord restarted after it followed a cluster's deletion rebuilds
+// the tombstone from the member subject: a registration older than the
+// deletion delivered afterwards (as a redelivery would bring it) starts no
+// worker.
+func TestARestartedExecutordIgnoresARegistrationOlderThanTheDeletion(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	member := newFakeMember(t)
+	keyPath := filepath.Join(t.TempDir(), "credentials.key")
+	key, err := sealing.LoadOrCreate(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.CredentialsKey, cfg.ResyncInterval = keyPath, 10*time.Millisecond
+	run := func() (*Daemon, context.CancelFunc) {
+		d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { _ = d.Run(ctx); close(done) }()
+		return d, func() { cancel(); <-done }
+	}
+	hasWorker := func(d *Daemon, name string) func() bool {
+		return func() bool {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.workers[name] != nil
+		}
+	}
+
+	// The first executord follows member1's registration and deletion
+	// (its members consumer moves past both), then stops.
+	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 1)
+	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterDeregistered, 2)
+	registerOther(t, bus, key, "member2", member.srv.URL)
+	first, stop := run()
+	waitFor(t, "member2's worker in the first executord", hasWorker(first, "member2"))
+	waitFor(t, "the members consumer past all three registrations", func() bool {
+		c, err := bus.JetStream().Consumer(context.Background(), events.StreamPolicy, MembersConsumer+"-"+cfg.Instance)
+		if err != nil {
+			return false
+		}
+		info, err := c.Info(context.Background())
+		return err == nil && info.NumPending == 0 && info.NumAckPending == 0
+	})
+	stop()
+
+	// The second one catches up (member2's worker comes from the catch-up,
+	// which reads member1's deletion before it), then is handed the stale
+	// registration and, after it, member3's.
+	second, stop := run()
+	defer stop()
+	waitFor(t, "member2's worker in the restarted executord", hasWorker(second, "member2"))
+	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 1)
+	registerOther(t, bus, key, "member3", member.srv.URL)
+	waitFor(t, "member3's worker", hasWorker(second, "member3"))
+	if hasWorker(second, "member1")() {
+		t.Fatal("a registration older than member1's deletion started a worker after a restart")
+	}
+}

@@ -265,3 +265,81 @@ func gauge(t *testing.T, reg *prometheus.Registry, name, cluster string) float64
 	t.Helper()
 	return observetest.Gauge(t, reg, name, "cluster", cluster)
 }
+
+// A healthd restarted after it followed a cluster's deletion rebuilds the
+// tombstone from the member subject: a registration older than the
+// deletion delivered afterwards (as a redelivery would bring it) starts no
+// prober.
+func TestARestartedHealthdIgnoresARegistrationOlderThanTheDeletion(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	keyPath := filepath.Join(t.TempDir(), "credentials.key")
+	key, err := sealing.LoadOrCreate(keyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	m := newMember(t)
+	cfg := DefaultConfig()
+	cfg.CredentialsKey = keyPath
+	cfg.ProbeInterval, cfg.ProbeTimeout = 10*time.Millisecond, 200*time.Millisecond
+	cfg.CapacityInterval, cfg.SnapshotInterval = time.Hour, time.Hour
+	var s stream
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = bus.Watch(wctx, events.StreamHealth, []string{events.AllHealth}, false, s.add) }()
+
+	// The first healthd follows member1's registration and deletion (its
+	// consumer moves past both), then stops.
+	register(t, bus, key, "member1", m.URL) // generation 1
+	dereg, _ := events.New(events.TypeClusterDeregistered, "/test", "member1", events.ClusterRegistration{Name: "member1", Generation: 2})
+	if err := bus.Publish(ctx, events.MemberSubject("member1"), dereg); err != nil {
+		t.Fatal(err)
+	}
+	register(t, bus, key, "member2", m.URL)
+	stop := start(t, cfg, bus, prometheus.NewRegistry())
+	await(t, &s, events.TypeClusterHealthChanged, "member2 Ready", func(h events.ClusterHealth) bool { return h.Cluster == "member2" && h.State == StateReady })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := bus.JetStream().Consumer(ctx, events.StreamPolicy, ConsumerName)
+		if err == nil {
+			if info, err := c.Info(ctx); err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the members consumer did not move past the registrations")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	s.mu.Lock()
+	s.seen = nil
+	s.mu.Unlock()
+
+	// The second one catches up (member2's prober, and its ready gauge,
+	// come from the catch-up, which reads member1's deletion before it),
+	// then is handed the stale registration and, after it, member3's.
+	reg := prometheus.NewRegistry()
+	stop = start(t, cfg, bus, reg)
+	defer stop()
+	for gauge(t, reg, "flotilla_cluster_ready", "member2") != 1 {
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatal("the restarted healthd does not probe member2")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	register(t, bus, key, "member1", m.URL)
+	register(t, bus, key, "member3", newMember(t).URL)
+	await(t, &s, events.TypeClusterHealthChanged, "member3 Ready", func(h events.ClusterHealth) bool { return h.Cluster == "member3" && h.State == StateReady })
+	if gauge(t, reg, "flotilla_cluster_ready", "member1") != 0 {
+		t.Fatal("a registration older than member1's deletion started a prober after a restart")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, msg := range s.seen {
+		var h events.ClusterHealth
+		if msg.Err == nil && events.Decode(msg.Event, &h) == nil && h.Cluster == "member1" {
+			t.Fatalf("a registration older than member1's deletion started a prober after a restart: %s", msg.Data)
+		}
+	}
+}
