@@ -3,6 +3,7 @@ package schedulerd
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -105,6 +106,51 @@ func (d *Daemon) tick(ctx context.Context) error {
 	}
 }
 
+// recoverHistory owes the failover records the remembered placements imply
+// and the stream lacks (a publish that failed just before a stop); the
+// first tick sends them. It reads the failover history only when some
+// placement carries an eviction.
+func (d *Daemon) recoverHistory(ctx context.Context) error {
+	evicted := false
+	for _, p := range d.h.placements {
+		if len(p.Evictions) > 0 {
+			evicted = true
+			break
+		}
+	}
+	if !evicted {
+		return nil
+	}
+	st, err := d.deps.Bus.JetStream().Stream(ctx, events.StreamPlacement)
+	if err != nil {
+		return fmt.Errorf("failover history: %w", err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("failover history: %w", err)
+	}
+	ms, err := d.deps.Bus.Replay(ctx, events.StreamPlacement, natsbus.ReplayOptions{Subjects: []string{events.AllFailover}})
+	if err != nil {
+		return fmt.Errorf("failover history: %w", err)
+	}
+	stored := make(map[string]bool, len(ms))
+	for _, m := range ms {
+		if m.Err == nil {
+			stored[m.Event.ID()] = true
+		}
+	}
+	// Records older than the stream's oldest message may have been dropped
+	// by its limits, not lost by schedulerd: those are not sent again.
+	var notBefore time.Time
+	if info.State.FirstSeq > 1 {
+		notBefore = info.State.FirstTime
+	}
+	if n := d.h.OweMissingHistory(stored, notBefore); n > 0 {
+		d.deps.Log.Info("failover history records missing after a restart; sending them", zap.Int("records", n))
+	}
+	return nil
+}
+
 // rebuild reads back the latest members, bindings and placements, so a
 // restarted schedulerd neither forgets nor repeats a decision.
 func (d *Daemon) rebuild(ctx context.Context) error {
@@ -170,6 +216,7 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 	for k := range h.placements {
 		h.due[k] = now
 	}
+	errs = append(errs, d.recoverHistory(ctx))
 	// Members known only from health reports (deregistered) are dropped.
 	for n, m := range h.members {
 		if m.reg.Generation == 0 {

@@ -41,7 +41,9 @@ type Handler struct {
 	// specs decodes bindings: those of one policy share one decoded spec.
 	specs      events.SpecCache
 	placements map[events.ObjectKey]events.PlacementDecision
-	now        func() time.Time
+	// owed: failover history records not stored yet (sendHistory).
+	owed []owedRecord
+	now  func() time.Time
 	// snap is the cluster snapshot decisions share; nil after any cluster
 	// change, rebuilt on the next decision. view is failover's, likewise.
 	snap *framework.Snapshot

@@ -125,6 +125,7 @@ func (h *Handler) noteRules(st events.WorkStatus, present bool) {
 func (h *Handler) Tick(ctx context.Context) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	owedErr := h.sendOwedHistory(ctx)
 	now := h.now()
 	var keys []events.ObjectKey
 	for k, at := range h.due {
@@ -140,7 +141,7 @@ func (h *Handler) Tick(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	return owedErr
 }
 
 // evaluateFailoverOn looks again at every template placed on, or evicted
@@ -275,19 +276,108 @@ func (h *Handler) evaluateFailover(ctx context.Context, cause events.Event, k ev
 }
 
 func (h *Handler) publishHistory(ctx context.Context, cause events.Event, t events.Type, r events.FailoverRecord) error {
-	at := r.Eviction.EvictedAt
-	if r.Eviction.PurgedAt != nil && t == events.TypeFailoverPurged {
-		at = *r.Eviction.PurgedAt
-	}
-	out, err := events.NewWithID(events.DeterministicID(string(t), r.Key.String(), r.Eviction.Cluster, at.UTC().Format(time.RFC3339Nano)),
-		t, h.source, r.Key.String(), r)
+	out, err := historyEvent(h.source, t, r)
 	if err != nil {
 		return events.Permanent(err)
 	}
 	if cause.ID() != "" {
 		events.CausedBy(&out, cause)
 	}
-	return publishEffect(ctx, h.pub, events.FailoverSubject(r.Key), out)
+	h.sendHistory(ctx, owedRecord{events.FailoverSubject(r.Key), out})
+	return nil
+}
+
+// historyEvent is a failover record as an event. Its id depends only on
+// the type, the template, the cluster and the time of the step, so a record
+// sent again (owed, recovered) is stored once.
+func historyEvent(source string, t events.Type, r events.FailoverRecord) (events.Event, error) {
+	at := r.Eviction.EvictedAt
+	if r.Eviction.PurgedAt != nil && t == events.TypeFailoverPurged {
+		at = *r.Eviction.PurgedAt
+	}
+	return events.NewWithID(events.DeterministicID(string(t), r.Key.String(), r.Eviction.Cluster, at.UTC().Format(time.RFC3339Nano)),
+		t, source, r.Key.String(), r)
+}
+
+// owedRecord is a failover history event whose publish failed after the
+// placement it explains was stored.
+type owedRecord struct {
+	subject string
+	event   events.Event
+}
+
+// sendHistory publishes a history record, or owes it: the placement that
+// carries the step is already stored, so failing the step now would only
+// lose the record (a redelivered cause finds nothing left to do). Owed
+// records are sent again on every tick until stored.
+func (h *Handler) sendHistory(ctx context.Context, o owedRecord) {
+	if err := publishEffect(ctx, h.pub, o.subject, o.event); err != nil {
+		h.owed = append(h.owed, o)
+		if h.log != nil {
+			h.log.Warn("failover history record not stored; sending it again on the next tick", zap.String("subject", o.subject), zap.Error(err))
+		}
+	}
+}
+
+// sendOwedHistory sends the owed records again, keeping those that fail.
+func (h *Handler) sendOwedHistory(ctx context.Context) error {
+	owed := h.owed
+	h.owed = nil
+	var first error
+	for _, o := range owed {
+		if err := publishEffect(ctx, h.pub, o.subject, o.event); err != nil {
+			h.owed = append(h.owed, o)
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// OweMissingHistory owes the failover records that the remembered
+// placements' evictions imply and that are not among stored (ids of the
+// records on the bus), except those older than notBefore (the stream may
+// have dropped them). schedulerd calls it after a restart: a record whose
+// publish failed just before the daemon stopped is sent then. A recovered
+// record has no "from", and "to" is the placement when it was recovered.
+// It returns how many it owes.
+func (h *Handler) OweMissingHistory(stored map[string]bool, notBefore time.Time) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	keys := make([]events.ObjectKey, 0)
+	for k, p := range h.placements {
+		if len(p.Evictions) > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	n := 0
+	for _, k := range keys {
+		p := h.placements[k]
+		for _, e := range p.Evictions {
+			atEviction := e
+			atEviction.PurgedAt, atEviction.PurgeReason = nil, ""
+			steps := []events.FailoverRecord{{Key: k, Eviction: atEviction, To: p.Clusters, Error: p.Error, At: e.EvictedAt}}
+			types := []events.Type{events.TypeFailoverEvicted}
+			if e.PurgedAt != nil {
+				steps = append(steps, events.FailoverRecord{Key: k, Eviction: e, To: p.Clusters, At: *e.PurgedAt})
+				types = append(types, events.TypeFailoverPurged)
+			}
+			for i, r := range steps {
+				if r.At.Before(notBefore) {
+					continue
+				}
+				out, err := historyEvent(h.source, types[i], r)
+				if err != nil || stored[out.ID()] {
+					continue
+				}
+				h.owed = append(h.owed, owedRecord{events.FailoverSubject(k), out})
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (h *Handler) logf(what string, k events.ObjectKey, e events.Eviction, from, to []events.TargetCluster) {
