@@ -68,7 +68,7 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 	for _, rec := range p.Records {
 		_ = st.put(rec)
 	}
-	st.bindings, st.bindingLive = p.Bindings, p.Live
+	st.bindings, st.bindingLive, st.bindingCause = p.Bindings, p.Live, p.Causes
 	regs, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
 	if err != nil {
 		return err

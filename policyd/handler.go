@@ -150,7 +150,10 @@ func (h *Handler) acceptTemplate(ctx context.Context, cause events.Event, rec ev
 	if err != nil {
 		return err
 	}
-	if !bound {
+	// A redelivered apply whose binding was already published (the ack was
+	// lost, or policyd stopped before it) has its answer: that binding.
+	answered := h.st.bindingLive[rec.Key] && h.st.bindingCause[rec.Key] == cause.ID()
+	if !bound && !answered {
 		if err := h.publishAccepted(ctx, cause, rec); err != nil {
 			return err
 		}
@@ -292,7 +295,7 @@ func (h *Handler) HandleRescheduleRequested(ctx context.Context, e events.Event)
 		events.DeterministicID("binding", key.String(), fmt.Sprint(b.Revision)), b); err != nil {
 		return err
 	}
-	h.st.bindings[key] = b
+	h.st.bindings[key], h.st.bindingCause[key] = b, e.ID()
 	return nil
 }
 
@@ -327,7 +330,7 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 		events.DeterministicID("binding", key.String(), fmt.Sprint(b.Revision)), b); err != nil {
 		return false, err
 	}
-	h.st.bindings[key], h.st.bindingLive[key] = b, true
+	h.st.bindings[key], h.st.bindingLive[key], h.st.bindingCause[key] = b, true, cause.ID()
 	return true, nil
 }
 
@@ -368,7 +371,7 @@ func (h *Handler) unbind(ctx context.Context, cause events.Event, key events.Obj
 		events.DeterministicID("binding", key.String(), fmt.Sprint(b.Revision)), b); err != nil {
 		return err
 	}
-	h.st.bindings[key], h.st.bindingLive[key] = b, false
+	h.st.bindings[key], h.st.bindingLive[key], h.st.bindingCause[key] = b, false, cause.ID()
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package policyd
 
 import (
-	"bytes"
 	"context"
 	"sort"
 
@@ -18,16 +17,26 @@ type Published struct {
 	Bindings map[events.ObjectKey]events.Binding
 	// Live: the template's latest binding is binding.changed (not removed).
 	Live map[events.ObjectKey]bool
+	// Causes: the id of the event that caused each template's latest binding.
+	Causes map[events.ObjectKey]string
 }
 
 // ReadPublished reads the latest object and binding event of every subject
-// and folds them in stream order (ApplyPublished).
+// and folds them in stream order (Apply). The two subject sets are read
+// separately (one filter each, which every nats-server version counts
+// right) and merged by stream sequence.
 func ReadPublished(ctx context.Context, bus *natsbus.Bus) (Published, error) {
-	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllObjects, events.AllBindings)
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllObjects)
 	if err != nil {
 		return Published{}, err
 	}
-	p := Published{Records: map[events.ObjectKey]events.ObjectRecord{}, Bindings: map[events.ObjectKey]events.Binding{}, Live: map[events.ObjectKey]bool{}}
+	bs, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllBindings)
+	if err != nil {
+		return Published{}, err
+	}
+	ms = append(ms, bs...)
+	p := Published{Records: map[events.ObjectKey]events.ObjectRecord{}, Bindings: map[events.ObjectKey]events.Binding{},
+		Live: map[events.ObjectKey]bool{}, Causes: map[events.ObjectKey]string{}}
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Sequence < ms[j].Sequence })
 	for _, m := range ms {
 		if m.Err == nil {
@@ -38,11 +47,14 @@ func ReadPublished(ctx context.Context, bus *natsbus.Bus) (Published, error) {
 }
 
 // Apply folds one event into p; events must come in the order they were
-// stored. A template's accepted record is the newest of its object.accepted
-// and its binding.changed (which carries the generation, warnings and time
-// it was accepted: policyd publishes only the binding for a template a
-// policy claims). object.removed forgets the record; binding.removed ends
-// the binding. Events that do not decode are skipped.
+// stored. object.accepted sets an object's record and object.removed
+// forgets it. binding.changed sets the binding, and also the template's
+// record when it carries a newer generation than the record read so far
+// (or there is none): policyd publishes only the binding for a template
+// generation a policy claims, and a binding of an older generation (the
+// binding a reschedule republishes after its policy went away, say) says
+// nothing about the template. binding.removed ends the binding. Events that
+// do not decode are skipped.
 func (p *Published) Apply(e events.Event) {
 	switch events.Type(e.Type()) {
 	case events.TypeObjectAccepted:
@@ -62,16 +74,12 @@ func (p *Published) Apply(e events.Event) {
 		}
 		b.Reencode()
 		live := events.Type(e.Type()) == events.TypeBindingChanged
-		p.Bindings[b.Key], p.Live[b.Key] = b, live
+		p.Bindings[b.Key], p.Live[b.Key], p.Causes[b.Key] = b, live, events.CausationID(e)
 		if !live {
 			return
 		}
-		// The record of the same generation and content already read is
-		// kept: it is the same acceptance, and one written before bindings
-		// carried acceptedAt and warnings has them.
-		r := b.TemplateRecord()
-		if old, ok := p.Records[b.Key]; !ok || old.Generation != r.Generation || !bytes.Equal(old.Object, r.Object) {
-			p.Records[b.Key] = r
+		if old, ok := p.Records[b.Key]; !ok || b.Generation > old.Generation {
+			p.Records[b.Key] = b.TemplateRecord()
 		}
 	}
 }

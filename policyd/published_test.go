@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -56,6 +57,13 @@ func TestAClaimedTemplateIsAcceptedByItsBindingAlone(t *testing.T) {
 	if got := events.CausationID(rec.OfType(events.TypeBindingChanged)[0].Event); got != first.ID() {
 		t.Fatalf("the binding is caused by %q, want the applied event %q", got, first.ID())
 	}
+	// The same applied event delivered again (its ack was lost) has had its
+	// answer, the binding: nothing more.
+	before := len(rec.Events)
+	must(first)
+	if len(rec.Events) != before {
+		t.Fatalf("a redelivered apply was answered again: %d new events", len(rec.Events)-before)
+	}
 	// Identical content: the binding does not change, so object.accepted answers.
 	must(applied(t, deployment))
 	acc := acceptedFor(rec, deploymentKey)
@@ -81,8 +89,9 @@ func TestPolicydRebuildsAClaimedTemplateFromItsBinding(t *testing.T) {
 	_, bus := eventstest.Server(t)
 	ctx := context.Background()
 	h := NewHandler(bus, "t", zap.NewNop())
-	for _, doc := range []string{policyDoc("match-all", "", 0), deployment, strings.Replace(deployment, "replicas: 6", "replicas: 8", 1), configMap} {
-		if err := h.Handle(ctx, applied(t, doc)); err != nil {
+	eight := applied(t, strings.Replace(deployment, "replicas: 6", "replicas: 8", 1))
+	for _, e := range []events.Event{applied(t, policyDoc("match-all", "", 0)), applied(t, deployment), eight, applied(t, configMap)} {
+		if err := h.Handle(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,6 +131,14 @@ func TestPolicydRebuildsAClaimedTemplateFromItsBinding(t *testing.T) {
 	if err := d.rebuild(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// The apply that made generation 2, redelivered after the restart: its
+	// binding answered it before the stop.
+	if err := d.h.Handle(ctx, eight); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.Events) != 0 {
+		t.Fatalf("a redelivered apply was answered again after the restart: %d events", len(rec.Events))
+	}
 	if err := d.h.Handle(ctx, applied(t, strings.Replace(deployment, "replicas: 6", "replicas: 8", 1))); err != nil {
 		t.Fatal(err)
 	}
@@ -134,5 +151,52 @@ func TestPolicydRebuildsAClaimedTemplateFromItsBinding(t *testing.T) {
 	}
 	if bs := bindings(rec); len(bs) != 1 || bs[0].Generation != 3 || bs[0].Revision != 3 {
 		t.Fatalf("change after restart: %+v", bs)
+	}
+}
+
+// A binding of an older generation than the template's record says nothing
+// about the template: after its policy was deleted the template moved on
+// (object.accepted generation 2), and a reschedule republished the old
+// binding. A restart must not take the template back to generation 1.
+func TestAnOlderBindingPublishedLaterDoesNotTakeTheTemplateBack(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx := context.Background()
+	h := NewHandler(bus, "t", zap.NewNop())
+	handle := func(e events.Event) {
+		t.Helper()
+		if err := h.Handle(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	handle(applied(t, policyDoc("match-all", "", 0)))
+	handle(applied(t, deployment))
+	del, _ := events.New(events.TypeObjectDeleted, "/test", "match-all", map[string]any{"apiVersion": "policy.karmada.io/v1alpha1", "kind": "PropagationPolicy", "metadata": map[string]any{"name": "match-all", "namespace": "default"}})
+	handle(del)
+	handle(applied(t, strings.Replace(deployment, "replicas: 6", "replicas: 9", 1)))
+	resched, _ := events.New(events.TypeRescheduleRequested, "/test", "my-app", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "my-app", "namespace": "default"}})
+	handle(resched)
+
+	p, err := ReadPublished(ctx, bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Records[deploymentKey]; r.Generation != 2 || !strings.Contains(string(r.Object), `"replicas":9`) {
+		t.Fatalf("record after a reschedule republished the generation-1 binding: generation %d, %s", r.Generation, r.Object)
+	}
+}
+
+// Data written before bindings carried acceptedAt and warnings: an
+// object.accepted and a binding of the same generation. The record keeps
+// what object.accepted said.
+func TestABindingOfTheSameGenerationKeepsTheAcceptedRecordsWarnings(t *testing.T) {
+	at := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
+	rec := events.ObjectRecord{Key: deploymentKey, APIVersion: "apps/v1", Generation: 1, Object: []byte(`{"kind":"Deployment"}`), Warnings: []string{"spec.x: deprecated"}, Role: events.RoleTemplate, UpdatedAt: at}
+	acc, _ := events.New(events.TypeObjectAccepted, "/policyd/0", "x", rec)
+	bnd, _ := events.New(events.TypeBindingChanged, "/policyd/0", "x", events.Binding{Key: deploymentKey, APIVersion: "apps/v1", Generation: 1, Revision: 1, Template: rec.Object})
+	p := Published{Records: map[events.ObjectKey]events.ObjectRecord{}, Bindings: map[events.ObjectKey]events.Binding{}, Live: map[events.ObjectKey]bool{}, Causes: map[events.ObjectKey]string{}}
+	p.Apply(acc)
+	p.Apply(bnd)
+	if got := p.Records[deploymentKey]; len(got.Warnings) != 1 || !got.UpdatedAt.Equal(at) || !p.Live[deploymentKey] {
+		t.Fatalf("record: %+v (live %v)", got, p.Live[deploymentKey])
 	}
 }

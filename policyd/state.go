@@ -11,14 +11,17 @@ import (
 // binding and registration it published. It is rebuilt from FLOTILLA_POLICY
 // at start-up, so it never disagrees with what policyd has published.
 type state struct {
-	records       map[events.ObjectKey]events.ObjectRecord
-	templates     map[events.ObjectKey]*template
-	propagations  map[events.ObjectKey]candidatePolicy
-	overrides     map[events.ObjectKey]overridePolicy
-	clusters      map[string]policy.Cluster
-	secrets       map[string]events.SealedSecret // "<namespace>/<name>"
-	bindings      map[events.ObjectKey]events.Binding
-	bindingLive   map[events.ObjectKey]bool
+	records      map[events.ObjectKey]events.ObjectRecord
+	templates    map[events.ObjectKey]*template
+	propagations map[events.ObjectKey]candidatePolicy
+	overrides    map[events.ObjectKey]overridePolicy
+	clusters     map[string]policy.Cluster
+	secrets      map[string]events.SealedSecret // "<namespace>/<name>"
+	bindings     map[events.ObjectKey]events.Binding
+	bindingLive  map[events.ObjectKey]bool
+	// bindingCause: the id of the event that caused the latest binding (an
+	// applied template's redelivery finds its answer there).
+	bindingCause  map[events.ObjectKey]string
 	registrations map[string]events.ClusterRegistration
 	// deregistered: the generation each deleted cluster's deregistration
 	// carried; a cluster applied again continues after it, so that no
@@ -31,7 +34,7 @@ func newState() *state {
 		records: map[events.ObjectKey]events.ObjectRecord{}, templates: map[events.ObjectKey]*template{},
 		propagations: map[events.ObjectKey]candidatePolicy{}, overrides: map[events.ObjectKey]overridePolicy{},
 		clusters: map[string]policy.Cluster{}, secrets: map[string]events.SealedSecret{},
-		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{},
+		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{}, bindingCause: map[events.ObjectKey]string{},
 		registrations: map[string]events.ClusterRegistration{}, deregistered: map[string]int64{},
 	}
 }

@@ -309,9 +309,12 @@ type owedRecord struct {
 // sendHistory publishes a history record, or owes it: the placement that
 // carries the step is already stored, so failing the step now would only
 // lose the record (a redelivered cause finds nothing left to do). Owed
-// records are sent again on every tick until stored.
+// records are sent again on every tick until stored. The publish waits for
+// the store (history is rare): a deferred publish that failed would be
+// dropped once a newer event, such as the next record of the same
+// template, was sent on the subject.
 func (h *Handler) sendHistory(ctx context.Context, o owedRecord) {
-	if err := publishEffect(ctx, h.pub, o.subject, o.event); err != nil {
+	if err := h.pub.Publish(ctx, o.subject, o.event); err != nil {
 		h.owed = append(h.owed, o)
 		if h.log != nil {
 			h.log.Warn("failover history record not stored; sending it again on the next tick", zap.String("subject", o.subject), zap.Error(err))
@@ -319,20 +322,17 @@ func (h *Handler) sendHistory(ctx context.Context, o owedRecord) {
 	}
 }
 
-// sendOwedHistory sends the owed records again, keeping those that fail.
+// sendOwedHistory sends the owed records again, in order, and stops at the
+// first that fails (the bus is still away: one timeout per tick is enough).
 func (h *Handler) sendOwedHistory(ctx context.Context) error {
-	owed := h.owed
-	h.owed = nil
-	var first error
-	for _, o := range owed {
-		if err := publishEffect(ctx, h.pub, o.subject, o.event); err != nil {
-			h.owed = append(h.owed, o)
-			if first == nil {
-				first = err
-			}
+	for len(h.owed) > 0 {
+		if err := h.pub.Publish(ctx, h.owed[0].subject, h.owed[0].event); err != nil {
+			return err
 		}
+		h.owed = h.owed[1:]
 	}
-	return first
+	h.owed = nil
+	return nil
 }
 
 // OweMissingHistory owes the failover records that the remembered
@@ -356,11 +356,16 @@ func (h *Handler) OweMissingHistory(stored map[string]bool, notBefore time.Time)
 	for _, k := range keys {
 		p := h.placements[k]
 		for _, e := range p.Evictions {
+			// A Directly eviction is purged as it is made: one record,
+			// which says so. The others were kept at eviction and purged
+			// by a later step with a record of its own.
 			atEviction := e
-			atEviction.PurgedAt, atEviction.PurgeReason = nil, ""
+			if e.PurgeMode != events.PurgeDirectly {
+				atEviction.PurgedAt, atEviction.PurgeReason = nil, ""
+			}
 			steps := []events.FailoverRecord{{Key: k, Eviction: atEviction, To: p.Clusters, Error: p.Error, At: e.EvictedAt}}
 			types := []events.Type{events.TypeFailoverEvicted}
-			if e.PurgedAt != nil {
+			if e.PurgedAt != nil && e.PurgeMode != events.PurgeDirectly {
 				steps = append(steps, events.FailoverRecord{Key: k, Eviction: e, To: p.Clusters, At: *e.PurgedAt})
 				types = append(types, events.TypeFailoverPurged)
 			}

@@ -72,8 +72,10 @@ func TestARestartedSchedulerdSendsTheFailoverRecordsItsPlacementsImply(t *testin
 	purged := at.Add(30 * time.Second)
 	evA := events.Eviction{Cluster: "cluster1", Reason: events.EvictTaintUntolerated, PurgeMode: events.PurgeGracefully, EvictedAt: at, PurgedAt: &purged, PurgeReason: "replacement healthy"}
 	evB := events.Eviction{Cluster: "cluster2", Reason: events.EvictApplicationFailure, PurgeMode: events.PurgeGracefully, EvictedAt: at}
+	// A Directly eviction is purged as it is made, with no purge record.
+	evC := events.Eviction{Cluster: "cluster4", Reason: events.EvictTaintUntolerated, PurgeMode: events.PurgeDirectly, EvictedAt: at, PurgedAt: &at, PurgeReason: "Directly"}
 	p := events.PlacementDecision{Key: key, Generation: 1, BindingRevision: 1, Scheduled: true, Clusters: []events.TargetCluster{{Name: "cluster3", Replicas: 6}},
-		DecidedAt: purged, Evictions: []events.Eviction{evA, evB}}
+		DecidedAt: purged, Evictions: []events.Eviction{evA, evB, evC}}
 	pe, err := events.New(events.TypePlacementDecided, "/test", key.String(), p)
 	if err != nil {
 		t.Fatal(err)
@@ -121,6 +123,7 @@ func TestARestartedSchedulerdSendsTheFailoverRecordsItsPlacementsImply(t *testin
 		string(events.TypeFailoverEvicted) + " cluster1": 1, // stored before the stop, not again
 		string(events.TypeFailoverPurged) + " cluster1":  1,
 		string(events.TypeFailoverEvicted) + " cluster2": 1,
+		string(events.TypeFailoverEvicted) + " cluster4": 1,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("failover history after the restart: %v, want %v", got, want)
