@@ -24,14 +24,16 @@ func printStructuredLine(out io.Writer, v any) (int, error) {
 func newReplay(g *globals) *cobra.Command {
 	var since time.Duration
 	var fromSeq uint64
-	var subject, stream, output string
+	var subjects []string
+	var stream, output string
 	c := &cobra.Command{
-		Use:   "replay (--since DURATION | --from-seq N) [--subject S] [--stream NAME]",
+		Use:   "replay (--since DURATION | --from-seq N) [--subject S]... [--stream NAME]",
 		Short: "Print the recorded event history, for audit",
 		Long: `Print what was recorded on the bus: every applied object, decision,
 placement, status change and dead letter, oldest first. --from-seq counts
-within one stream (give --stream). Without --stream all streams are merged by time.`,
-		Example: "  flotilla replay --since 1h\n  flotilla replay --since 10m --subject 'flotilla.placement.>'\n  flotilla replay --stream FLOTILLA_PLACEMENT --from-seq 1 -o json",
+within one stream (give --stream). Without --stream all streams are merged by time.
+--subject may be given several times: events on any of them are printed.`,
+		Example: "  flotilla replay --since 1h\n  flotilla replay --since 10m --subject 'flotilla.placement.>'\n  flotilla replay --since 10m --subject 'flotilla.object.>' --subject 'flotilla.binding.>'\n  flotilla replay --stream FLOTILLA_PLACEMENT --from-seq 1 -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if fromSeq > 0 && stream == "" {
@@ -46,15 +48,18 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 			if since > 0 {
 				opts.Since = time.Now().Add(-since)
 			}
-			if subject != "" {
-				opts.Subjects = []string{subject}
-			}
 			var all []natsbus.Message
 			for _, s := range events.Streams {
 				if stream != "" && !strings.EqualFold(stream, s.Name) {
 					continue
 				}
-				if subject != "" && !streamCovers(s, subject) {
+				opts.Subjects = nil
+				for _, subj := range subjects {
+					if streamCovers(s, subj) {
+						opts.Subjects = append(opts.Subjects, subj)
+					}
+				}
+				if len(subjects) > 0 && len(opts.Subjects) == 0 {
 					continue
 				}
 				ms, err := bus.Replay(cmd.Context(), s.Name, opts)
@@ -89,7 +94,7 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 	}
 	c.Flags().DurationVar(&since, "since", 0, "only events newer than this (e.g. 1h, 30m)")
 	c.Flags().Uint64Var(&fromSeq, "from-seq", 0, "start at this sequence of --stream")
-	c.Flags().StringVar(&subject, "subject", "", "only this NATS subject (wildcards allowed: flotilla.placement.>)")
+	c.Flags().StringArrayVar(&subjects, "subject", nil, "only this NATS subject (wildcards allowed: flotilla.placement.>); repeat for several")
 	c.Flags().StringVar(&stream, "stream", "", "only this stream (FLOTILLA_INPUT, FLOTILLA_POLICY, FLOTILLA_HEALTH, FLOTILLA_PLACEMENT, FLOTILLA_WORK, FLOTILLA_DEADLETTER)")
 	c.Flags().StringVarP(&output, "output", "o", "", "json: one JSON object per event")
 	return c
