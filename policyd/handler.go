@@ -94,7 +94,7 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	for _, w := range warns {
 		rec.Warnings = append(rec.Warnings, validation.Format(w))
 	}
-	return h.accept(ctx, e, rec)
+	return h.accept(ctx, e, rec, doc.Object)
 }
 
 func (h *Handler) reject(ctx context.Context, cause events.Event, key events.ObjectKey, problems []events.FieldError) error {
@@ -114,8 +114,10 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 }
 
 // accept stores rec (a new generation if its content changed) and publishes
-// the record and its effects.
-func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.ObjectRecord) error {
+// the record and its effects. decoded, when not nil, is rec.Object already
+// decoded (the validated object it was encoded from), so a template is not
+// decoded a second time.
+func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.ObjectRecord, decoded map[string]any) error {
 	if old, ok := h.st.records[rec.Key]; ok {
 		rec.Generation = old.Generation
 		if string(old.Object) != string(rec.Object) || old.Role != rec.Role {
@@ -125,7 +127,7 @@ func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.Obj
 		}
 	}
 	if rec.Role == events.RoleTemplate {
-		return h.acceptTemplate(ctx, cause, rec)
+		return h.acceptTemplate(ctx, cause, rec, decoded)
 	}
 	if err := h.publishAccepted(ctx, cause, rec); err != nil {
 		return err
@@ -142,8 +144,8 @@ func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.Obj
 // the binding stays as it was). One stored event per accepted template
 // instead of two is a quarter of the bus's work per placement (DESIGN.md
 // decision 15).
-func (h *Handler) acceptTemplate(ctx context.Context, cause events.Event, rec events.ObjectRecord) error {
-	if err := h.st.put(rec); err != nil {
+func (h *Handler) acceptTemplate(ctx context.Context, cause events.Event, rec events.ObjectRecord, decoded map[string]any) error {
+	if err := h.st.putTemplate(rec, decoded); err != nil {
 		return events.Permanent(err)
 	}
 	bound, err := h.rebind(ctx, cause, rec.Key)
@@ -270,7 +272,7 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 	}
 	raw, _ := events.MarshalJSON(s)
 	key := events.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}
-	return h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()})
+	return h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()}, nil)
 }
 
 // HandleRescheduleRequested republishes a template's binding with

@@ -47,20 +47,7 @@ func (s *state) put(r events.ObjectRecord) error {
 	s.records[r.Key] = r
 	switch r.Role {
 	case events.RoleTemplate:
-		var obj map[string]any
-		if err := events.UnmarshalJSON(r.Object, &obj); err != nil {
-			return err
-		}
-		uid := ""
-		if md, ok := obj["metadata"].(map[string]any); ok {
-			uid, _ = md["uid"].(string)
-		}
-		if uid == "" {
-			uid = events.DeterministicID("template-uid", r.Key.String())
-		}
-		t := &template{Record: r, Object: obj, UID: uid}
-		t.compact()
-		s.templates[r.Key] = t
+		return s.putTemplate(r, nil)
 	case events.RolePolicy:
 		var p policy.PropagationPolicy
 		if err := events.UnmarshalJSON(r.Object, &p); err != nil {
@@ -86,6 +73,21 @@ func (s *state) put(r events.ObjectRecord) error {
 		}
 		s.secrets[sec.Namespace+"/"+sec.Name] = sec
 	}
+	return nil
+}
+
+// putTemplate stores a template's record; obj is r.Object decoded, or nil
+// to decode it here. The template keeps only its compacted facts.
+func (s *state) putTemplate(r events.ObjectRecord, obj map[string]any) error {
+	if obj == nil {
+		if err := events.UnmarshalJSON(r.Object, &obj); err != nil {
+			return err
+		}
+	}
+	s.records[r.Key] = r
+	t := NewTemplate(r, obj)
+	t.compact()
+	s.templates[r.Key] = t
 	return nil
 }
 
