@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events/eventstest"
+	"github.com/flotilla-io/flotilla/internal/observe"
+	"github.com/flotilla-io/flotilla/policyd"
+)
+
+// runCLI runs the flotilla command line against url and returns its
+// standard output and error.
+func runCLI(t *testing.T, url string, args ...string) (string, string, error) {
+	t.Helper()
+	root := newRoot()
+	var out, errw bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errw)
+	root.SetArgs(append([]string{"--nats-url", url}, args...))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := root.ExecuteContext(ctx)
+	return out.String(), errw.String(), err
+}
+
+// flotilla apply waits for policyd's answer to every object; for a template
+// a policy claims that answer is the binding (DESIGN.md decision 15), and
+// `flotilla get` and KIND/NAME lookups read the template from it.
+func TestApplyIsConfirmedForAClaimedTemplateWhichIsThenFoundByName(t *testing.T) {
+	url, bus := eventstest.Server(t)
+	d, err := policyd.New(policyd.Config{Instance: "0"}, policyd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = d.Run(ctx) }()
+
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	pol := write("policy.yaml", `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: shop}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement: {clusterAffinity: {clusterNames: [cluster1]}}
+`)
+	deploy := `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: REPLICAS
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+`
+	out, errOut, err := runCLI(t, url, "apply", "-f", pol, "--timeout", "10s")
+	if err != nil || !strings.Contains(out, "propagationpolicy.policy.karmada.io/web accepted (generation 1)") {
+		t.Fatalf("apply policy: %v\n%s%s", err, out, errOut)
+	}
+	apply := func(replicas, want string) {
+		t.Helper()
+		out, errOut, err := runCLI(t, url, "apply", "-f", write("deploy.yaml", strings.Replace(deploy, "REPLICAS", replicas, 1)), "--timeout", "10s")
+		if err != nil || !strings.Contains(out, "deployment.apps/web "+want) || strings.Contains(errOut, "not confirmed") {
+			t.Fatalf("apply (replicas %s): want %q: %v\n%s%s", replicas, want, err, out, errOut)
+		}
+	}
+	apply("2", "accepted (generation 1)")
+	apply("3", "accepted (generation 2)")
+	// Only bindings were stored for the Deployment so far; a KIND/NAME
+	// lookup (here a reschedule request) still finds it.
+	out, errOut, err = runCLI(t, url, "reschedule", "deployment/web", "-n", "shop")
+	if err != nil || !strings.Contains(out, "reschedule requested") {
+		t.Fatalf("reschedule: %v\n%s%s", err, out, errOut)
+	}
+	apply("3", "accepted (generation 2)") // identical: object.accepted answers
+}
