@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/internal/observe"
 	"github.com/flotilla-io/flotilla/policyd"
@@ -34,7 +37,7 @@ func runCLI(t *testing.T, url string, args ...string) (string, string, error) {
 // flotilla apply waits for policyd's answer to every object; for a template
 // a policy claims that answer is the binding (DESIGN.md decision 15), and
 // `flotilla get` and KIND/NAME lookups read the template from it.
-func TestApplyIsConfirmedForAClaimedTemplateWhichIsThenFoundByName(t *testing.T) {
+func TestApplyIsConfirmedForAClaimedTemplateWhichGetListsAndFindsByName(t *testing.T) {
 	url, bus := eventstest.Server(t)
 	d, err := policyd.New(policyd.Config{Instance: "0"}, policyd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
 	if err != nil {
@@ -89,4 +92,27 @@ spec:
 		t.Fatalf("reschedule: %v\n%s%s", err, out, errOut)
 	}
 	apply("3", "accepted (generation 2)") // identical: object.accepted answers
+
+	// `flotilla get deployments` lists it, with the policy that claims it.
+	out, errOut, err = runCLI(t, url, "get", "deployments", "-n", "shop")
+	if err != nil || !regexp.MustCompile(`(?m)^web\s+Deployment\s+2\s+propagationpolicy/web\s`).MatchString(out) {
+		t.Fatalf("get deployments: %v\n%s%s", err, out, errOut)
+	}
+	out, _, err = runCLI(t, url, "get", "templates", "-A", "-o", "json")
+	var listed struct {
+		Items []struct {
+			Key        events.ObjectKey  `json:"key"`
+			Generation int64             `json:"generation"`
+			Policy     *events.PolicyRef `json:"policy"`
+		} `json:"items"`
+	}
+	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Items) != 1 || listed.Items[0].Generation != 2 || listed.Items[0].Policy == nil || listed.Items[0].Policy.Name != "web" {
+		t.Fatalf("get templates -A -o json: %v\n%s", err, out)
+	}
+	if _, errOut, err = runCLI(t, url, "get", "statefulsets", "-n", "shop"); err != nil || !strings.Contains(errOut, "No resources found in shop namespace.") {
+		t.Fatalf("get statefulsets: %v %q", err, errOut)
+	}
+	if _, _, err = runCLI(t, url, "get", "frobnicators"); err == nil || !strings.Contains(err.Error(), `unknown resource "frobnicators"`) {
+		t.Fatalf("get frobnicators: %v", err)
+	}
 }

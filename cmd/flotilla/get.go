@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -16,6 +17,7 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/policyd"
+	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
 type listFlags struct {
@@ -35,15 +37,17 @@ func (l *listFlags) wants(ns string) bool { return l.all || ns == "" || ns == l.
 func newGet(g *globals) *cobra.Command {
 	l := &listFlags{}
 	c := &cobra.Command{
-		Use:   "get clusters|policies|work|placements|KIND/NAME",
-		Short: "List member clusters, policies, work or placements",
+		Use:   "get clusters|policies|templates|KIND|work|placements|KIND/NAME",
+		Short: "List member clusters, policies, templates, work or placements",
 		Long: `List what Flotilla knows, read from the streams:
   clusters     member clusters: readiness and capacity (healthd)
   policies     propagation and override policies (policyd)
+  templates    resource templates with the policy that claims each (policyd)
+  KIND         the templates of one kind: deployments, services, cm, ... (policyd)
   work         one row per template and cluster: Pending, Applied, Progressing, Running, Failed, Deleting (executord)
   placements   where each template is placed and why (schedulerd)
   KIND/NAME    one template: ready/desired replicas per cluster and in total`,
-		Example: "  flotilla get deployment/my-app\n  flotilla get work\n  flotilla get placements -A -o wide\n  flotilla get clusters -o yaml",
+		Example: "  flotilla get deployment/my-app\n  flotilla get deployments -A\n  flotilla get work\n  flotilla get placements -A -o wide\n  flotilla get clusters -o yaml",
 		Args:    cobra.ExactArgs(1),
 
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -79,7 +83,7 @@ func newGet(g *globals) *cobra.Command {
 			case "placements", "placement":
 				return getPlacements(ctx, out, bus, l)
 			}
-			return fmt.Errorf("unknown resource %q: want clusters, policies, work or placements", args[0])
+			return getTemplates(ctx, out, cmd.ErrOrStderr(), bus, l, args[0])
 		},
 	}
 	l.register(c)
@@ -231,6 +235,89 @@ func labelString(m map[string]string) string {
 		return "<none>"
 	}
 	return strings.Join(parts, ",")
+}
+
+// templateRow is one resource template as `flotilla get templates` lists it.
+type templateRow struct {
+	events.ObjectRecord
+	// Policy claims the template (nil: none); BindingRevision counts its
+	// binding's changes.
+	Policy          *events.PolicyRef `json:"policy"`
+	BindingRevision int64             `json:"bindingRevision,omitempty"`
+}
+
+// getTemplates lists the resource templates policyd accepted: every one
+// ("templates") or those of one kind, as kubectl names kinds (deployments,
+// deploy, svc, configmaps, ...).
+func getTemplates(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, l *listFlags, what string) error {
+	all := strings.EqualFold(what, "templates") || strings.EqualFold(what, "template")
+	p, err := policyd.ReadPublished(ctx, bus)
+	if err != nil {
+		return err
+	}
+	known := all
+	var items []templateRow
+	for _, r := range p.SortedRecords() {
+		if r.Role != events.RoleTemplate || (!all && !kindMatches(what, r.Key.Kind)) {
+			continue
+		}
+		known = true
+		if !l.wants(r.Key.Namespace) {
+			continue
+		}
+		row := templateRow{ObjectRecord: r}
+		if b, ok := p.Bindings[r.Key]; ok && p.Live[r.Key] {
+			row.Policy, row.BindingRevision = b.Policy, b.Revision
+		}
+		row.Object = nil // `flotilla get KIND/NAME -o yaml` and replay show the object
+		items = append(items, row)
+	}
+	if !known && !slices.ContainsFunc(validation.BuiltinKinds(), func(k string) bool { return kindMatches(what, k) }) {
+		return fmt.Errorf("unknown resource %q: want clusters, policies, templates, a kind (deployments, services, ...), work or placements", what)
+	}
+	if ok, err := printStructured(out, l.output, items); ok {
+		return err
+	}
+	if len(items) == 0 {
+		if l.all {
+			fmt.Fprintln(errw, "No resources found")
+		} else {
+			fmt.Fprintf(errw, "No resources found in %s namespace.\n", l.namespace)
+		}
+		return nil
+	}
+	w := table(out)
+	cols := "NAME\tKIND\tGENERATION\tPOLICY\tAGE"
+	if l.all {
+		cols = "NAMESPACE\t" + cols
+	}
+	if l.output == "wide" {
+		cols += "\tBINDING REVISION\tWARNINGS"
+	}
+	fmt.Fprintln(w, cols)
+	for _, r := range items {
+		policy := "<none>"
+		if r.Policy != nil {
+			policy = strings.ToLower(r.Policy.Kind) + "/" + r.Policy.Name
+		}
+		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", r.Key.Name, r.Key.Kind, r.Generation, policy, age(r.UpdatedAt))
+		if l.all {
+			ns := r.Key.Namespace
+			if ns == "" {
+				ns = "<cluster>"
+			}
+			line = ns + "\t" + line
+		}
+		if l.output == "wide" {
+			warnings := "<none>"
+			if len(r.Warnings) > 0 {
+				warnings = strings.Join(r.Warnings, "; ")
+			}
+			line += fmt.Sprintf("\t%d\t%s", r.BindingRevision, warnings)
+		}
+		fmt.Fprintln(w, line)
+	}
+	return w.Flush()
 }
 
 // objectRecords reads policyd's accepted objects (a claimed template's

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/flotilla-io/flotilla/events/policy"
@@ -247,4 +248,22 @@ func resolveKind(apiVersion, kind string) (info kindInfo, field, reason string) 
 
 func unsupportedKind(kind, apiVersion string, kinds []string) string {
 	return fmt.Sprintf("unsupported value %q: Flotilla supports %s of %s", kind, strings.Join(kinds, ", "), apiVersion)
+}
+
+// BuiltinKinds lists the kinds of the Kubernetes built-in groups (each
+// once, sorted), for the CLI to tell a kind with no templates from a word
+// that names no kind.
+func BuiltinKinds() []string {
+	seen := map[string]bool{}
+	for gvk := range builtins.AllKnownTypes() {
+		if gvk.Version != "" && !strings.HasSuffix(gvk.Kind, "List") && !strings.HasSuffix(gvk.Kind, "Options") {
+			seen[gvk.Kind] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
