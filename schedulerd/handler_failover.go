@@ -314,6 +314,12 @@ type owedRecord struct {
 // dropped once a newer event, such as the next record of the same
 // template, was sent on the subject.
 func (h *Handler) sendHistory(ctx context.Context, o owedRecord) {
+	if len(h.owed) > 0 {
+		// Older records are still owed: the bus is away, and this one
+		// must not be stored before them. The tick sends them in order.
+		h.owed = append(h.owed, o)
+		return
+	}
 	if err := h.pub.Publish(ctx, o.subject, o.event); err != nil {
 		h.owed = append(h.owed, o)
 		if h.log != nil {

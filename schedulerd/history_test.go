@@ -21,11 +21,13 @@ import (
 // down is set; everything else is recorded.
 type historyOutage struct {
 	*eventstest.Recorder
-	down bool
+	down     bool
+	attempts int // history publishes tried while down
 }
 
 func (p *historyOutage) Publish(ctx context.Context, subject string, e events.Event) error {
 	if p.down && (events.Type(e.Type()) == events.TypeFailoverEvicted || events.Type(e.Type()) == events.TypeFailoverPurged) {
+		p.attempts++
 		return errors.New("nats: timeout")
 	}
 	return p.Recorder.Publish(ctx, subject, e)
@@ -47,8 +49,14 @@ func TestAFailoverRecordWhosePublishFailedIsSentOnTheNextTick(t *testing.T) {
 	if got := targetsOf(lastPlacement(rec)); got != "cluster2=3,cluster3=3" {
 		t.Fatalf("the eviction's placement: %s", got)
 	}
-	if n := len(failoverRecords(rec, events.TypeFailoverEvicted)); n != 0 {
-		t.Fatalf("%d evicted records stored during the outage", n)
+	// A second eviction during the outage is owed behind the first without
+	// waiting on the bus again (and is stored after it).
+	health(t, h, clk, "cluster2", "NotReady", corev1.Taint{Key: policy.TaintClusterNotReady, Effect: corev1.TaintEffectNoExecute, TimeAdded: &added})
+	if got := targetsOf(lastPlacement(rec)); got != "cluster3=6" {
+		t.Fatalf("the second eviction's placement: %s", got)
+	}
+	if n := len(failoverRecords(rec, events.TypeFailoverEvicted)); n != 0 || pub.attempts != 1 {
+		t.Fatalf("%d evicted records stored and %d publishes tried during the outage, want 0 and 1", n, pub.attempts)
 	}
 	if err := h.Tick(ctx); err == nil {
 		t.Fatal("a tick that cannot send an owed record must say so")
@@ -57,8 +65,9 @@ func TestAFailoverRecordWhosePublishFailedIsSentOnTheNextTick(t *testing.T) {
 	tick(t, h)
 	tick(t, h)
 	rs := failoverRecords(rec, events.TypeFailoverEvicted)
-	if len(rs) != 1 || rs[0].Eviction.Cluster != "cluster1" || events.FormatTargets(rs[0].To) != "cluster2=3,cluster3=3" || events.FormatTargets(rs[0].From) != "cluster1=2,cluster2=2,cluster3=2" {
-		t.Fatalf("owed record after the outage: %+v", rs)
+	if len(rs) != 2 || rs[0].Eviction.Cluster != "cluster1" || events.FormatTargets(rs[0].To) != "cluster2=3,cluster3=3" || events.FormatTargets(rs[0].From) != "cluster1=2,cluster2=2,cluster3=2" ||
+		rs[1].Eviction.Cluster != "cluster2" || events.FormatTargets(rs[1].To) != "cluster3=6" {
+		t.Fatalf("owed records after the outage, in order: %+v", rs)
 	}
 }
 

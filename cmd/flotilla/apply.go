@@ -423,7 +423,10 @@ func resolveRef(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (d
 }
 
 var shortNames = map[string]string{"pp": "propagationpolicy", "cpp": "clusterpropagationpolicy", "op": "overridepolicy", "cop": "clusteroverridepolicy",
-	"deploy": "deployment", "svc": "service", "cm": "configmap", "sts": "statefulset", "ds": "daemonset", "ns": "namespace", "pvc": "persistentvolumeclaim", "sa": "serviceaccount"}
+	"deploy": "deployment", "svc": "service", "cm": "configmap", "sts": "statefulset", "ds": "daemonset", "ns": "namespace", "pvc": "persistentvolumeclaim", "sa": "serviceaccount",
+	"po": "pod", "rs": "replicaset", "ing": "ingress", "hpa": "horizontalpodautoscaler", "cj": "cronjob", "pv": "persistentvolume", "sc": "storageclass",
+	"netpol": "networkpolicy", "pdb": "poddisruptionbudget", "ep": "endpoints", "limits": "limitrange", "quota": "resourcequota", "pc": "priorityclass",
+	"crd": "customresourcedefinition", "crds": "customresourcedefinition"}
 
 func kindMatches(arg, kind string) bool {
 	a, k := strings.ToLower(arg), strings.ToLower(kind)

@@ -115,4 +115,34 @@ spec:
 	if _, _, err = runCLI(t, url, "get", "frobnicators"); err == nil || !strings.Contains(err.Error(), `unknown resource "frobnicators"`) {
 		t.Fatalf("get frobnicators: %v", err)
 	}
+	// kubectl's ways of naming kinds and of saying "none".
+	for _, c := range []struct{ args, stdout, stderr string }{
+		{"get deployments.apps -n shop", "web", ""},
+		{"get deploy -n shop", "web", ""},
+		{"get deployments.example.com -n shop", "", "No resources found in shop namespace."},
+		{"get po -n shop", "", "No resources found in shop namespace."},
+		{"get clusterroles", "", "No resources found\n"},
+		{"get statefulsets -n shop -o json", `"items": []`, ""},
+		{"get cpp", "NAMESPACE", ""},
+	} {
+		out, errOut, err := runCLI(t, url, strings.Fields(c.args)...)
+		if err != nil || !strings.Contains(out, c.stdout) || !strings.Contains(errOut, c.stderr) {
+			t.Errorf("flotilla %s: %v\nstdout: %s\nstderr: %s", c.args, err, out, errOut)
+		}
+	}
+	// Overlapping --subject filters are read one by one and merged.
+	one, _, err := runCLI(t, url, "replay", "--since", "1h", "--subject", "flotilla.binding.>")
+	both, errOut, err2 := runCLI(t, url, "replay", "--since", "1h", "--subject", "flotilla.binding.>", "--subject", "flotilla.binding.shop.>")
+	if err != nil || err2 != nil || one != both || strings.Count(one, "binding.changed") < 2 {
+		t.Fatalf("replay with overlapping subjects: %v %v %s\n%s\n---\n%s", err, err2, errOut, one, both)
+	}
+	// The policy deleted, the Deployment stays where it was (as in
+	// Karmada) but no policy claims it any more.
+	if out, errOut, err = runCLI(t, url, "delete", "propagationpolicy/web", "-n", "shop"); err != nil {
+		t.Fatalf("delete policy: %v\n%s%s", err, out, errOut)
+	}
+	out, errOut, err = runCLI(t, url, "get", "deployments", "-n", "shop")
+	if err != nil || !regexp.MustCompile(`(?m)^web\s+Deployment\s+2\s+<none>\s`).MatchString(out) {
+		t.Fatalf("get deployments after the policy's deletion: %v\n%s%s", err, out, errOut)
+	}
 }

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
+	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -76,7 +77,8 @@ func newGet(g *globals) *cobra.Command {
 			switch strings.ToLower(args[0]) {
 			case "clusters", "cluster":
 				return getClusters(ctx, out, bus, l)
-			case "policies", "policy", "propagationpolicies", "pp", "overridepolicies", "op":
+			case "policies", "policy", "propagationpolicies", "propagationpolicy", "pp", "overridepolicies", "overridepolicy", "op",
+				"clusterpropagationpolicies", "clusterpropagationpolicy", "cpp", "clusteroverridepolicies", "clusteroverridepolicy", "cop":
 				return getPolicies(ctx, out, bus, l)
 			case "work", "works":
 				return getWork(ctx, out, bus, l)
@@ -92,6 +94,9 @@ func newGet(g *globals) *cobra.Command {
 
 // printStructured prints items as JSON or YAML; it reports whether it did.
 func printStructured(out io.Writer, format string, items any) (bool, error) {
+	if v := reflect.ValueOf(items); v.Kind() == reflect.Slice && v.IsNil() {
+		items = []any{} // "items": [] as kubectl prints it, never null
+	}
 	switch format {
 	case "json":
 		b, err := json.MarshalIndent(map[string]any{"items": items}, "", "  ")
@@ -255,31 +260,50 @@ func getTemplates(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, l 
 	if err != nil {
 		return err
 	}
-	known := all
-	var items []templateRow
+	// A word with a group (widgets.example.com) names a kind whether or not
+	// any template of it is left; a plain word must name a built-in kind
+	// or the kind of an accepted template.
+	_, grouped := splitKindGroup(what)
+	known, clusterScoped := all || grouped, false
+	items := []templateRow{}
 	for _, r := range p.SortedRecords() {
-		if r.Role != events.RoleTemplate || (!all && !kindMatches(what, r.Key.Kind)) {
+		if r.Role != events.RoleTemplate || (!all && !templateKindMatches(what, r.Key)) {
 			continue
 		}
-		known = true
+		known, clusterScoped = true, r.Key.Namespace == ""
 		if !l.wants(r.Key.Namespace) {
 			continue
 		}
 		row := templateRow{ObjectRecord: r}
-		if b, ok := p.Bindings[r.Key]; ok && p.Live[r.Key] {
-			row.Policy, row.BindingRevision = b.Policy, b.Revision
+		if b, ok := p.Bindings[r.Key]; ok && p.Live[r.Key] && b.Policy != nil {
+			// The policy that claimed it, while it exists: a template whose
+			// policy was deleted keeps its placement (as in Karmada) but
+			// no policy claims it.
+			ref := events.ObjectKey{Group: "policy.karmada.io", Kind: b.Policy.Kind, Namespace: b.Policy.Namespace, Name: b.Policy.Name}
+			if _, exists := p.Records[ref]; exists {
+				row.Policy = b.Policy
+			}
+			row.BindingRevision = b.Revision
 		}
 		row.Object = nil // `flotilla get KIND/NAME -o yaml` and replay show the object
 		items = append(items, row)
 	}
-	if !known && !slices.ContainsFunc(validation.BuiltinKinds(), func(k string) bool { return kindMatches(what, k) }) {
+	if !known {
+		for _, k := range validation.BuiltinKinds() {
+			if kindMatches(what, k) {
+				known, clusterScoped = true, validation.ClusterScopedKind(k)
+				break
+			}
+		}
+	}
+	if !known {
 		return fmt.Errorf("unknown resource %q: want clusters, policies, templates, a kind (deployments, services, ...), work or placements", what)
 	}
 	if ok, err := printStructured(out, l.output, items); ok {
 		return err
 	}
 	if len(items) == 0 {
-		if l.all {
+		if l.all || clusterScoped {
 			fmt.Fprintln(errw, "No resources found")
 		} else {
 			fmt.Fprintf(errw, "No resources found in %s namespace.\n", l.namespace)
@@ -309,15 +333,36 @@ func getTemplates(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, l 
 			line = ns + "\t" + line
 		}
 		if l.output == "wide" {
-			warnings := "<none>"
+			warnings, revision := "<none>", "<none>"
 			if len(r.Warnings) > 0 {
 				warnings = strings.Join(r.Warnings, "; ")
 			}
-			line += fmt.Sprintf("\t%d\t%s", r.BindingRevision, warnings)
+			if r.BindingRevision > 0 {
+				revision = strconv.FormatInt(r.BindingRevision, 10)
+			}
+			line += "\t" + revision + "\t" + warnings
 		}
 		fmt.Fprintln(w, line)
 	}
 	return w.Flush()
+}
+
+// splitKindGroup splits "deployments.apps" into "deployments" and
+// "apps"; grouped says whether a group was given.
+func splitKindGroup(arg string) (kind string, grouped bool) {
+	kind, _, grouped = strings.Cut(arg, ".")
+	return kind, grouped
+}
+
+// templateKindMatches reports whether arg (a kind as kubectl takes it:
+// deployments, deploy, deployments.apps, services.core) names key's kind,
+// and its group when one is given.
+func templateKindMatches(arg string, key events.ObjectKey) bool {
+	kind, group, grouped := strings.Cut(arg, ".")
+	if !kindMatches(kind, key.Kind) {
+		return false
+	}
+	return !grouped || strings.EqualFold(group, key.Group) || (key.Group == "" && strings.EqualFold(group, "core"))
 }
 
 // objectRecords reads policyd's accepted objects (a claimed template's

@@ -53,20 +53,31 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 				if stream != "" && !strings.EqualFold(stream, s.Name) {
 					continue
 				}
-				opts.Subjects = nil
-				for _, subj := range subjects {
-					if streamCovers(s, subj) {
-						opts.Subjects = append(opts.Subjects, subj)
+				// One read per subject (filters of one consumer may not
+				// overlap), merged without repeats.
+				filters := [][]string{nil}
+				if len(subjects) > 0 {
+					filters = nil
+					for _, subj := range subjects {
+						if streamCovers(s, subj) {
+							filters = append(filters, []string{subj})
+						}
 					}
 				}
-				if len(subjects) > 0 && len(opts.Subjects) == 0 {
-					continue
+				seen := map[uint64]bool{}
+				for _, f := range filters {
+					opts.Subjects = f
+					ms, err := bus.Replay(cmd.Context(), s.Name, opts)
+					if err != nil {
+						return fmt.Errorf("%s: %w", s.Name, err)
+					}
+					for _, m := range ms {
+						if !seen[m.Sequence] {
+							seen[m.Sequence] = true
+							all = append(all, m)
+						}
+					}
 				}
-				ms, err := bus.Replay(cmd.Context(), s.Name, opts)
-				if err != nil {
-					return fmt.Errorf("%s: %w", s.Name, err)
-				}
-				all = append(all, ms...)
 			}
 			natsbus.SortByTime(all)
 			out := cmd.OutOrStdout()

@@ -256,7 +256,7 @@ func unsupportedKind(kind, apiVersion string, kinds []string) string {
 func BuiltinKinds() []string {
 	seen := map[string]bool{}
 	for gvk := range builtins.AllKnownTypes() {
-		if gvk.Version != "" && !strings.HasSuffix(gvk.Kind, "List") && !strings.HasSuffix(gvk.Kind, "Options") {
+		if gvk.Version != "" && !strings.HasSuffix(gvk.Kind, "List") && !strings.HasSuffix(gvk.Kind, "Options") && !metaKinds[gvk.Kind] {
 			seen[gvk.Kind] = true
 		}
 	}
@@ -266,4 +266,20 @@ func BuiltinKinds() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// metaKinds are API machinery kinds the scheme registers with the core
+// group, never objects anyone applies.
+var metaKinds = map[string]bool{"Status": true, "WatchEvent": true, "APIGroup": true, "APIVersions": true, "APIResourceList": true,
+	"Table": true, "PartialObjectMetadata": true, "InternalEvent": true}
+
+// ClusterScopedKind reports whether kind is a cluster-scoped built-in kind
+// (in any group).
+func ClusterScopedKind(kind string) bool {
+	for k := range clusterScoped {
+		if _, name, _ := strings.Cut(k, "/"); name == kind {
+			return true
+		}
+	}
+	return false
 }
