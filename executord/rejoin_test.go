@@ -20,26 +20,30 @@ import (
 // to key) at generation gen, or its deregistration.
 func publishRegistration(t *testing.T, bus *natsbus.Bus, key *sealing.Key, server string, typ events.Type, gen int64) {
 	t.Helper()
-	reg := events.ClusterRegistration{Name: "member1", Generation: gen}
+	publishMember(t, bus, key, "member1", server, typ, gen)
+}
+
+// publishMember is publishRegistration for any member name.
+func publishMember(t *testing.T, bus *natsbus.Bus, key *sealing.Key, name, server string, typ events.Type, gen int64) {
+	t.Helper()
+	reg := events.ClusterRegistration{Name: name, Generation: gen}
 	if typ == events.TypeClusterRegistered {
-		reg = eventstest.SealedRegistration(t, key, "member1", server, gen)
+		reg = eventstest.SealedRegistration(t, key, name, server, gen)
 	}
-	e, err := events.New(typ, "/test", "member1", reg)
+	e, err := events.New(typ, "/test", name, reg)
 	if err == nil {
-		err = bus.Publish(context.Background(), events.MemberSubject("member1"), e)
+		err = bus.Publish(context.Background(), events.MemberSubject(name), e)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 }
 
-// A cluster deleted while it held a copy, which the next placement moves
-// away, and then joined again: the worker of the cluster joined again
-// removes the copy (it used to stay there, Deleting, for good: the work
-// records left with the old worker).
-func TestAClusterJoinedAgainLosesTheCopyItsPlacementNoLongerHolds(t *testing.T) {
+// pushModeSetup is a real nats-server, a fake member, the credentials key
+// registrations are sealed to and an executord configuration using it.
+func pushModeSetup(t *testing.T) (*natsbus.Bus, *fakeMember, *sealing.Key, Config) {
+	t.Helper()
 	_, bus := eventstest.Server(t)
-	member := newFakeMember(t)
 	keyPath := filepath.Join(t.TempDir(), "credentials.key")
 	key, err := sealing.LoadOrCreate(keyPath)
 	if err != nil {
@@ -47,6 +51,15 @@ func TestAClusterJoinedAgainLosesTheCopyItsPlacementNoLongerHolds(t *testing.T) 
 	}
 	cfg := DefaultConfig()
 	cfg.CredentialsKey, cfg.ResyncInterval = keyPath, 10*time.Millisecond
+	return bus, newFakeMember(t), key, cfg
+}
+
+// A cluster deleted while it held a copy, which the next placement moves
+// away, and then joined again: the worker of the cluster joined again
+// removes the copy (it used to stay there, Deleting, for good: the work
+// records left with the old worker).
+func TestAClusterJoinedAgainLosesTheCopyItsPlacementNoLongerHolds(t *testing.T) {
+	bus, member, key, cfg := pushModeSetup(t)
 	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
@@ -78,32 +91,12 @@ func TestAClusterJoinedAgainLosesTheCopyItsPlacementNoLongerHolds(t *testing.T) 
 	waitFor(t, "the copy removed from member1 once it joins again", func() bool { return !member.has("deployments/default/web") })
 }
 
-// registerOther announces another push-mode member served by server.
-func registerOther(t *testing.T, bus *natsbus.Bus, key *sealing.Key, name, server string) {
-	t.Helper()
-	e, err := events.New(events.TypeClusterRegistered, "/test", name, eventstest.SealedRegistration(t, key, name, server, 1))
-	if err == nil {
-		err = bus.Publish(context.Background(), events.MemberSubject(name), e)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // An executord restarted after it followed a cluster's deletion rebuilds
 // the tombstone from the member subject: a registration older than the
 // deletion delivered afterwards (as a redelivery would bring it) starts no
 // worker.
 func TestARestartedExecutordIgnoresARegistrationOlderThanTheDeletion(t *testing.T) {
-	_, bus := eventstest.Server(t)
-	member := newFakeMember(t)
-	keyPath := filepath.Join(t.TempDir(), "credentials.key")
-	key, err := sealing.LoadOrCreate(keyPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := DefaultConfig()
-	cfg.CredentialsKey, cfg.ResyncInterval = keyPath, 10*time.Millisecond
+	bus, member, key, cfg := pushModeSetup(t)
 	run := func() (*Daemon, context.CancelFunc) {
 		d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
 		if err != nil {
@@ -126,7 +119,7 @@ func TestARestartedExecutordIgnoresARegistrationOlderThanTheDeletion(t *testing.
 	// (its members consumer moves past both), then stops.
 	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 1)
 	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterDeregistered, 2)
-	registerOther(t, bus, key, "member2", member.srv.URL)
+	publishMember(t, bus, key, "member2", member.srv.URL, events.TypeClusterRegistered, 1)
 	first, stop := run()
 	waitFor(t, "member2's worker in the first executord", hasWorker(first, "member2"))
 	waitFor(t, "the members consumer past all three registrations", func() bool {
@@ -146,7 +139,7 @@ func TestARestartedExecutordIgnoresARegistrationOlderThanTheDeletion(t *testing.
 	defer stop()
 	waitFor(t, "member2's worker in the restarted executord", hasWorker(second, "member2"))
 	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 1)
-	registerOther(t, bus, key, "member3", member.srv.URL)
+	publishMember(t, bus, key, "member3", member.srv.URL, events.TypeClusterRegistered, 1)
 	waitFor(t, "member3's worker", hasWorker(second, "member3"))
 	if hasWorker(second, "member1")() {
 		t.Fatal("a registration older than member1's deletion started a worker after a restart")
