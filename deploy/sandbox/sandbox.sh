@@ -81,6 +81,16 @@ launch() {
   setsid "$SANDBOX_BIN/$comp" "$@" </dev/null >>"$d/logs/$comp.log" 2>&1 9>&- &
   pid=$!
   echo "$pid" >"$d/pids/$comp.pid"
+  # Until the child has exec'd, /proc/$pid/cmdline is still this shell's and
+  # running_pid says "not running": wait_until took that for a crash (seen
+  # once on a loaded machine, three clusters starting at once). Return once
+  # the component runs, or has died (the caller then reports its log).
+  local i
+  for ((i = 0; i < 100; i++)); do
+    running_pid "$name" "$comp" >/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.02
+  done
 }
 
 # alive PID: the process exists and is not a zombie (an exited child of ours may stay
