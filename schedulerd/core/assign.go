@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -27,7 +28,7 @@ func assignReplicas(req *framework.Request, strategy policy.StrategyKind, select
 		for i, c := range selected {
 			out[i] = events.TargetCluster{Name: c.name()}
 		}
-		slices.SortFunc(out, func(a, b events.TargetCluster) int { return cmpString(a.Name, b.Name) })
+		slices.SortFunc(out, func(a, b events.TargetCluster) int { return cmp.Compare(a.Name, b.Name) })
 		return out, "not a workload: every selected cluster gets 0 replicas", nil
 	}
 	desired := int64(req.Binding.Replicas)
@@ -123,7 +124,7 @@ func targets(parts []party, sc *scratch) []events.TargetCluster {
 		}
 	}
 	if !sorted {
-		slices.SortFunc(out, func(a, b events.TargetCluster) int { return cmpString(a.Name, b.Name) })
+		slices.SortFunc(out, func(a, b events.TargetCluster) int { return cmp.Compare(a.Name, b.Name) })
 	}
 	return out
 }
@@ -397,7 +398,7 @@ func websterLine(prefix string, n int64, basis string, parts []party) string {
 		return sb.String()
 	}
 	byName := slices.Clone(parts)
-	slices.SortFunc(byName, func(a, b party) int { return cmpString(a.name, b.name) })
+	slices.SortFunc(byName, func(a, b party) int { return cmp.Compare(a.name, b.name) })
 	for _, p := range byName {
 		sb.WriteByte(' ')
 		sb.WriteString(p.name)

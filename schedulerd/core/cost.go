@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -45,7 +46,7 @@ func divideCostOptimized(req *framework.Request, cands []candidate, desired int6
 		case a.price > b.price:
 			return 1
 		}
-		return cmpString(a.c.name(), b.c.name())
+		return cmp.Compare(a.c.name(), b.c.name())
 	})
 	if capacity < desired {
 		return nil, "CostOptimized: " + strconv.FormatInt(desired, 10) + " replicas to place, clusters can take " + strconv.FormatInt(capacity, 10),

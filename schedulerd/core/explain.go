@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +31,7 @@ func fitError(total int, diagnosis map[string][]string) string {
 		if d := len(byReason[b]) - len(byReason[a]); d != 0 {
 			return d
 		}
-		return cmpString(a, b)
+		return cmp.Compare(a, b)
 	})
 	var sb strings.Builder
 	sb.WriteString("0/")

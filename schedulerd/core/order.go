@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 )
@@ -65,7 +66,7 @@ func sortByWeightDesc(parts []party, keys *[]uint64, tmp *[]party) {
 	}
 	wn := uint(bits.Len64(uint64(len(parts) - 1)))
 	if width(minW, maxW)+wn > 64 {
-		slices.SortStableFunc(parts, func(a, b party) int { return cmpInt(b.weight, a.weight) })
+		slices.SortStableFunc(parts, func(a, b party) int { return cmp.Compare(b.weight, a.weight) })
 		return
 	}
 	ks := (*keys)[:0]

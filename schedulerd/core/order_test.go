@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -53,7 +54,7 @@ func TestPackedSortsMatchComparisonSorts(t *testing.T) {
 			}
 		}
 		wantP := slices.Clone(parts)
-		slices.SortStableFunc(wantP, func(a, b party) int { return cmpInt(b.weight, a.weight) })
+		slices.SortStableFunc(wantP, func(a, b party) int { return cmp.Compare(b.weight, a.weight) })
 		var keys []uint64
 		var tmp []party
 		sortByWeightDesc(parts, &keys, &tmp)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 
@@ -363,13 +364,13 @@ type orderKey struct {
 func compareKeys(a, b orderKey) int {
 	switch {
 	case a.tier != b.tier:
-		return cmpInt(int64(a.tier), int64(b.tier))
+		return cmp.Compare(int64(a.tier), int64(b.tier))
 	case a.score != b.score:
-		return cmpInt(b.score, a.score)
+		return cmp.Compare(b.score, a.score)
 	case a.avail != b.avail:
-		return cmpInt(b.avail, a.avail)
+		return cmp.Compare(b.avail, a.avail)
 	}
-	return cmpInt(int64(a.at), int64(b.at))
+	return cmp.Compare(int64(a.at), int64(b.at))
 }
 
 func compareCandidates(a, b candidate) int { return compareCandidatePtrs(&a, &b) }
@@ -377,33 +378,13 @@ func compareCandidates(a, b candidate) int { return compareCandidatePtrs(&a, &b)
 func compareCandidatePtrs(a, b *candidate) int {
 	switch {
 	case a.tier != b.tier:
-		return cmpInt(a.tier, b.tier)
+		return cmp.Compare(a.tier, b.tier)
 	case a.score != b.score:
-		return cmpInt(b.score, a.score)
+		return cmp.Compare(b.score, a.score)
 	case a.avail != b.avail:
-		return cmpInt(b.avail, a.avail)
+		return cmp.Compare(b.avail, a.avail)
 	}
-	return cmpString(a.name(), b.name())
-}
-
-func cmpInt[T int | int64](a, b T) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(a.name(), b.name())
 }
 
 func quote(s string) string { return `"` + s + `"` }

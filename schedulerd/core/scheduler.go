@@ -9,6 +9,7 @@
 package core
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 
@@ -241,7 +242,7 @@ func viewOf(in *Input, buf []*framework.ClusterInfo) []*framework.ClusterInfo {
 		buf = append(buf, &cs[i])
 	}
 	if !sorted {
-		slices.SortFunc(buf, func(a, b *framework.ClusterInfo) int { return cmpString(a.Name, b.Name) })
+		slices.SortFunc(buf, func(a, b *framework.ClusterInfo) int { return cmp.Compare(a.Name, b.Name) })
 	}
 	return buf
 }

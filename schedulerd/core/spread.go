@@ -1,6 +1,7 @@
 package core
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -244,12 +245,12 @@ func selectGroups(groups []group, minGroups, maxGroups int, target int64) []*gro
 	}
 	slices.SortFunc(sorted, func(a, b *group) int {
 		if a.value != b.value {
-			return cmpInt(a.value, b.value)
+			return cmp.Compare(a.value, b.value)
 		}
 		if a.score != b.score {
-			return cmpInt(b.score, a.score)
+			return cmp.Compare(b.score, a.score)
 		}
-		return cmpString(a.name, b.name)
+		return cmp.Compare(a.name, b.name)
 	})
 
 	var paths []path
@@ -261,9 +262,9 @@ func selectGroups(groups []group, minGroups, maxGroups int, target int64) []*gro
 		}
 		slices.SortStableFunc(p.groups, func(a, b *group) int {
 			if a.score != b.score {
-				return cmpInt(b.score, a.score)
+				return cmp.Compare(b.score, a.score)
 			}
-			return cmpString(a.name, b.name)
+			return cmp.Compare(a.name, b.name)
 		})
 		paths = append(paths, p)
 	}
@@ -300,12 +301,12 @@ func selectGroups(groups []group, minGroups, maxGroups int, target int64) []*gro
 	}
 	slices.SortStableFunc(paths, func(a, b path) int {
 		if a.weight != b.weight {
-			return cmpInt(b.weight, a.weight)
+			return cmp.Compare(b.weight, a.weight)
 		}
 		if a.value != b.value {
-			return cmpInt(b.value, a.value)
+			return cmp.Compare(b.value, a.value)
 		}
-		return cmpInt(a.id, b.id)
+		return cmp.Compare(a.id, b.id)
 	})
 	best := paths[0]
 	for _, p := range paths[1:] {
