@@ -21,6 +21,12 @@ type Published struct {
 	Causes map[events.ObjectKey]string
 }
 
+// NewPublished returns an empty Published, ready for Apply.
+func NewPublished() Published {
+	return Published{Records: map[events.ObjectKey]events.ObjectRecord{}, Bindings: map[events.ObjectKey]events.Binding{},
+		Live: map[events.ObjectKey]bool{}, Causes: map[events.ObjectKey]string{}}
+}
+
 // ReadPublished reads the latest object and binding event of every subject
 // and folds them in stream order (Apply). The two subject sets are read
 // separately (one filter each, which every nats-server version counts
@@ -35,8 +41,7 @@ func ReadPublished(ctx context.Context, bus *natsbus.Bus) (Published, error) {
 		return Published{}, err
 	}
 	ms = append(ms, bs...)
-	p := Published{Records: map[events.ObjectKey]events.ObjectRecord{}, Bindings: map[events.ObjectKey]events.Binding{},
-		Live: map[events.ObjectKey]bool{}, Causes: map[events.ObjectKey]string{}}
+	p := NewPublished()
 	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Sequence < ms[j].Sequence })
 	for _, m := range ms {
 		if m.Err == nil {

@@ -193,7 +193,7 @@ func TestABindingOfTheSameGenerationKeepsTheAcceptedRecordsWarnings(t *testing.T
 	rec := events.ObjectRecord{Key: deploymentKey, APIVersion: "apps/v1", Generation: 1, Object: []byte(`{"kind":"Deployment"}`), Warnings: []string{"spec.x: deprecated"}, Role: events.RoleTemplate, UpdatedAt: at}
 	acc, _ := events.New(events.TypeObjectAccepted, "/policyd/0", "x", rec)
 	bnd, _ := events.New(events.TypeBindingChanged, "/policyd/0", "x", events.Binding{Key: deploymentKey, APIVersion: "apps/v1", Generation: 1, Revision: 1, Template: rec.Object})
-	p := Published{Records: map[events.ObjectKey]events.ObjectRecord{}, Bindings: map[events.ObjectKey]events.Binding{}, Live: map[events.ObjectKey]bool{}, Causes: map[events.ObjectKey]string{}}
+	p := NewPublished()
 	p.Apply(acc)
 	p.Apply(bnd)
 	if got := p.Records[deploymentKey]; len(got.Warnings) != 1 || !got.UpdatedAt.Equal(at) || !p.Live[deploymentKey] {
