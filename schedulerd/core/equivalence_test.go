@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"math/rand/v2"
 	"os"
 	"reflect"
@@ -16,20 +15,28 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/schedulerd/framework"
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// resultsFile holds one hash per case of TestResultsUnchanged: the JSON of
-// the Result the core gave for it when the file was written (commit
-// bb46c92, before the hot path was rewritten for speed). Regenerate it
-// only for an intended change of results:
+// resultsFile holds the Result of every case of TestResultsUnchanged, one
+// line per case: {"case":N,"result":<the Result as JSON>}. The results
+// are those of commit bb46c92, before the hot path was rewritten for
+// speed. Rewrite the file only for an intended change of results, and
+// review its diff:
 //
-//	FLOTILLA_WRITE_RESULTS=1 go test -run TestResultsUnchanged ./schedulerd/core/
-const resultsFile = "testdata/results.fnv"
+//	go test ./schedulerd/core/ -run TestResultsUnchanged -update
+const resultsFile = "testdata/results.golden.jsonl"
 
 const equivalenceCases = 6000
+
+// recordedResult is one line of resultsFile.
+type recordedResult struct {
+	Case   int             `json:"case"`
+	Result json.RawMessage `json:"result"`
+}
 
 // TestResultsUnchanged schedules thousands of varied inputs (every
 // strategy, spread constraints, clusterAffinities with overflow, taints,
@@ -38,8 +45,8 @@ const equivalenceCases = 6000
 // recorded in resultsFile, and the Clusters path against the Snapshot path.
 func TestResultsUnchanged(t *testing.T) {
 	s := newDefault()
-	var got []string
-	for i := range equivalenceCases {
+	got := make([]string, equivalenceCases)
+	for i := range got {
 		in := variedInput(i)
 		res := s.Schedule(in)
 		snap := in
@@ -47,42 +54,88 @@ func TestResultsUnchanged(t *testing.T) {
 		if again := s.Schedule(snap); !reflect.DeepEqual(res, again) {
 			t.Fatalf("case %d: the snapshot gives another result:\n%s\n%s", i, resultJSON(res), resultJSON(again))
 		}
-		got = append(got, resultHash(res))
+		got[i] = resultJSON(res)
 	}
-	if os.Getenv("FLOTILLA_WRITE_RESULTS") != "" {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(resultsFile, []byte(strings.Join(got, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+	if *update {
+		writeResults(t, got)
 		return
 	}
+	want := readResults(t)
+	if len(want) != len(got) {
+		t.Fatalf("%s has %d cases, want %d (rerun with -update if the case count changed on purpose)", resultsFile, len(want), len(got))
+	}
+	bad := 0
+	for i := range got {
+		if got[i] == want[i] {
+			continue
+		}
+		bad++
+		if bad <= 5 {
+			diff := cmp.Diff(decodeJSON(t, want[i]), decodeJSON(t, got[i]))
+			if diff == "" {
+				diff = "only the encoding differs:\nwant " + want[i] + "\ngot  " + got[i]
+			}
+			t.Errorf("case %d: result changed (-want +got):\n%s", i, diff)
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d results changed (if intended, rerun with -update and review the diff of %s)", bad, len(got), resultsFile)
+	}
+}
+
+func writeResults(t *testing.T, results []string) {
+	t.Helper()
+	var b strings.Builder
+	for i, r := range results {
+		line, err := json.Marshal(recordedResult{Case: i, Result: json.RawMessage(r)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	if err := os.WriteFile(resultsFile, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readResults returns the recorded Result JSON of every case, by case
+// number.
+func readResults(t *testing.T) []string {
+	t.Helper()
 	f, err := os.Open(resultsFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var want []string
+	var out []string
 	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
-		want = append(want, sc.Text())
-	}
-	if len(want) != len(got) {
-		t.Fatalf("%s has %d cases, want %d", resultsFile, len(want), len(got))
-	}
-	bad := 0
-	for i := range got {
-		if got[i] != want[i] {
-			bad++
-			if bad <= 5 {
-				t.Errorf("case %d: result changed: %s", i, resultJSON(s.Schedule(variedInput(i))))
-			}
+		var r recordedResult
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s line %d: %v", resultsFile, len(out)+1, err)
 		}
+		if r.Case != len(out) {
+			t.Fatalf("%s line %d holds case %d, want case %d", resultsFile, len(out)+1, r.Case, len(out))
+		}
+		out = append(out, string(r.Result))
 	}
-	if bad > 0 {
-		t.Errorf("%d of %d results changed", bad, len(got))
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
+	return out
+}
+
+// decodeJSON decodes a Result's JSON generically, so that cmp.Diff names
+// the fields that differ.
+func decodeJSON(t *testing.T, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func resultJSON(r Result) string {
@@ -91,12 +144,6 @@ func resultJSON(r Result) string {
 		panic(err)
 	}
 	return string(b)
-}
-
-func resultHash(r Result) string {
-	h := fnv.New64a()
-	h.Write([]byte(resultJSON(r)))
-	return strconv.FormatUint(h.Sum64(), 16)
 }
 
 // gen draws from a PCG with its own arithmetic, so that the cases do not
