@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 F=$PWD/bin/flotilla
 DATA=$PWD/.flotilla
-SEEDS=${SEEDS:-../shared/examples/seed000}
+SEEDS=${SEEDS:-examples/seed000}
 export FLOTILLA_NATS_URL=${FLOTILLA_NATS_URL:-nats://127.0.0.1:4222}
 
 if ! "$F" get clusters >/dev/null 2>&1; then

@@ -41,7 +41,7 @@ selector is an error naming the file, the document, the line and the field
 path, and nothing is published. Secrets in karmada-system (cluster
 credentials, e.g. the one a Cluster's spec.secretRef names) are sealed to the
 credentials key before they leave this process and are never propagated.`,
-		Example: "  flotilla apply -f ../shared/examples/seed000/\n  cat policy.yaml | flotilla apply -f -",
+		Example: "  flotilla apply -f examples/seed000/\n  cat policy.yaml | flotilla apply -f -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := load(cmd, files)
@@ -350,7 +350,7 @@ func newDelete(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "delete (-f FILE|DIR|- | KIND/NAME [-n NS])",
 		Short: "Delete templates, policies or Cluster objects; deleted templates leave every member",
-		Example: "  flotilla delete -f ../shared/examples/seed000/my-app.yaml\n  flotilla delete deployment/my-app -n default\n" +
+		Example: "  flotilla delete -f examples/seed000/my-app.yaml\n  flotilla delete deployment/my-app -n default\n" +
 			"  flotilla delete propagationpolicy/my-app-policy",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

@@ -52,7 +52,7 @@ JetStream, every message a CloudEvent.
 
 Start everything locally:   flotilla up --data-dir ./.flotilla
 Register a member cluster:  flotilla join cluster1 --cluster-kubeconfig cluster1.kubeconfig
-Propagate workloads:        flotilla apply -f ../shared/examples/seed000/
+Propagate workloads:        flotilla apply -f examples/seed000/
 See where they run:         flotilla get work`,
 		SilenceUsage:  true,
 		SilenceErrors: true,

@@ -64,7 +64,7 @@ matches), scheduled, clusters [{name, replicas}], feasible, diagnosis
 manifests {cluster: object} and overrides {cluster: [policies applied, in
 order]}; renderErrors {cluster: reason} only when an override fails there
 (executord would report that work Failed).`,
-		Example: "  flotilla simulate -f ../shared/examples/seed000/my-app.yaml -f ../shared/examples/seed000/propagation-policy.yaml -f clusters.yaml\n" +
+		Example: "  flotilla simulate -f examples/seed000/my-app.yaml -f examples/seed000/propagation-policy.yaml -f clusters.yaml\n" +
 			"  flotilla simulate -f ./manifests/ -o json\n  cat all.yaml | flotilla simulate -f - -o yaml",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

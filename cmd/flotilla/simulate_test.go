@@ -10,10 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-io/flotilla/internal/simulate"
 )
 
-const examples = "../../../shared/examples"
+const examples = "../../examples"
 
 // simOutput is the -o json contract.
 type simOutput struct {
@@ -490,5 +493,36 @@ func TestSimulateUnschedulableExitsZero(t *testing.T) {
 	r := find(t, o, "Deployment", "my-app")
 	if r.Scheduled || r.Error == "" || len(r.Clusters) != 0 || len(r.Diagnosis["elsewhere"]) == 0 {
 		t.Errorf("want unschedulable with a diagnosis: %+v", r)
+	}
+}
+
+// -o json prints exactly simulate.WriteJSON's encoding of the results: the
+// encoding the scheduler's golden scenarios hold
+// (schedulerd/core/testdata/scenarios), so that those stand for the CLI's
+// output too.
+func TestSimulateJSONIsTheLibraryEncoding(t *testing.T) {
+	args := seed000Args(t)
+	got, stderr, err := runSimulate(t, "", append(args, "-o", "json")...)
+	if err != nil {
+		t.Fatalf("simulate: %v\nstderr:\n%s", err, stderr)
+	}
+	var files []string
+	for i := 1; i < len(args); i += 2 {
+		files = append(files, args[i])
+	}
+	res := simulate.Load(files, nil)
+	if len(res.Errors) > 0 {
+		t.Fatalf("load: %v", res.Errors)
+	}
+	rep, err := simulate.Run(res.Docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := simulate.WriteJSON(&want, rep.Results); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.String(), got); diff != "" {
+		t.Errorf("-o json (-library +cli):\n%s", diff)
 	}
 }

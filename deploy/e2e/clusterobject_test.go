@@ -80,7 +80,7 @@ spec:
 	// Seed 002's nginx-global: only aws-prod exists here, so it runs all 10 replicas.
 	s.cleanMembersOf([]string{"cluster3"}, "default", "nginx-web")
 	t.Cleanup(func() { s.cleanMembersOf([]string{"cluster3"}, "default", "nginx-web") })
-	s.mustCLI("apply", "-f", "../../../shared/examples/seed002/nginx-global.yaml")
+	s.mustCLI("apply", "-f", "../../examples/seed002/nginx-global.yaml")
 	ctx := context.Background()
 	cs := s.member("cluster3")
 	eventually(t, 90*time.Second, "nginx-web on aws-prod (cluster3)", func() error {

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const seed004 = "../../../shared/examples/seed004"
+const seed004 = "../../examples/seed004"
 
 // TestSeed004PlacesThroughTheDaemons: seed 004's examples placed by the
 // running daemons on real members. The sandbox apiservers are joined under

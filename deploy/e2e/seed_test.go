@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-const seed000 = "../../../shared/examples/seed000"
+const seed000 = "../../examples/seed000"
 
 // TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries is seed 000 end to
 // end: three members, my-app Deployment + Service, weights 3:2:1, a registry

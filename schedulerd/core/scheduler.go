@@ -1,7 +1,8 @@
 // Package core is schedulerd's pure scheduling core: given a binding, a
 // cluster snapshot and the binding's current result it decides where the
 // binding runs and with how many replicas, following Karmada's semantics
-// (../../../shared/reference/karmada-semantics.md §1-4, the "reference").
+// (the "reference §n" in this package's comments; DESIGN.md says what that
+// reference is).
 //
 // The core does no I/O, reads no clock, does not log and never depends on
 // map iteration order: the same Input always gives the same Result, whatever

@@ -4,7 +4,7 @@
 // executord last reported; Evaluate returns the evictions due now, the
 // purges due now and when to look again.
 //
-// The rules are Karmada's (../../../shared/reference/karmada-semantics.md §6),
+// The rules are Karmada's (reference §6; DESIGN.md says what that reference is),
 // with the differences issue 5 asks for:
 //
 //   - Cluster failover: a NoExecute taint the placement does not tolerate
