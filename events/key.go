@@ -14,6 +14,17 @@ type ObjectKey struct {
 	Name      string `json:"name"`
 }
 
+// KeyOf returns the key of the object a manifest with apiVersion, kind,
+// namespace and name describes: the group is apiVersion up to its last
+// "/" ("" for the core group).
+func KeyOf(apiVersion, kind, namespace, name string) ObjectKey {
+	group := ""
+	if i := strings.LastIndex(apiVersion, "/"); i > 0 {
+		group = apiVersion[:i]
+	}
+	return ObjectKey{Group: group, Kind: kind, Namespace: namespace, Name: name}
+}
+
 // String renders the key as "<namespace>/<Kind>/<name>" (namespace "_" for
 // cluster-scoped objects); it is the CloudEvent subject of events about it.
 func (k ObjectKey) String() string {
