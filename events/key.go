@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -37,6 +38,22 @@ func (k ObjectKey) String() string {
 		kind = k.Kind + "." + k.Group
 	}
 	return ns + "/" + kind + "/" + k.Name
+}
+
+// SortedByKey returns the values of m in the order of their keys'
+// String: the order in which policyd, and simulate after it, consider
+// policies, so that equal candidates are taken alike.
+func SortedByKey[V any](m map[ObjectKey]V) []V {
+	keys := make([]ObjectKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	out := make([]V, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
 }
 
 // Ref renders the key the way kubectl users write it: "kind/name -n ns".

@@ -112,25 +112,12 @@ func (s *state) remove(k events.ObjectKey) {
 
 // sortedPolicies returns the propagation policies in key order (determinism).
 func (s *state) sortedPolicies() []binding.Candidate {
-	return sortedByKey(s.propagations)
+	return events.SortedByKey(s.propagations)
 }
 
 // sortedOverrides returns the override policies in key order.
 func (s *state) sortedOverrides() []policy.OverridePolicy {
-	return sortedByKey(s.overrides)
-}
-
-func sortedByKey[V any](m map[events.ObjectKey]V) []V {
-	keys := make([]events.ObjectKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-	out := make([]V, len(keys))
-	for i, k := range keys {
-		out[i] = m[k]
-	}
-	return out
+	return events.SortedByKey(s.overrides)
 }
 
 func (s *state) sortedTemplateKeys() []events.ObjectKey {

@@ -20,7 +20,6 @@ import (
 	"maps"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -243,8 +242,8 @@ func newWorld(docs []validation.Document) (*world, error) {
 			td.tmpl.UID = b.uid // the binding records the template's uid
 		}
 	}
-	w.policies = sortedValues(policies)
-	w.overrides = sortedValues(overrides)
+	w.policies = events.SortedByKey(policies)
+	w.overrides = events.SortedByKey(overrides)
 	w.claims = newClaims(w.policies, w.overrides)
 	w.clusters = newSnapshot(clusters)
 	w.ruleMatches = make(map[string][]string, len(w.overrides))
@@ -257,19 +256,6 @@ func newWorld(docs []validation.Document) (*world, error) {
 		w.ruleMatches[render.PolicyName(p)] = bits
 	}
 	return w, nil
-}
-
-func sortedValues[V any](m map[events.ObjectKey]V) []V {
-	keys := make([]events.ObjectKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-	out := make([]V, len(keys))
-	for i, k := range keys {
-		out[i] = m[k]
-	}
-	return out
 }
 
 func decodeDoc(d validation.Document, into any) error {
