@@ -7,7 +7,8 @@ import (
 )
 
 // TestImportRules keeps the architecture honest: events imports no NATS,
-// no client-go and no daemon; daemons never import each other.
+// no client-go and no daemon; daemons never import each other; policyd's
+// pure rules (policyd/binding) import no bus, logger, metrics or client.
 func TestImportRules(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "github.com/flotilla-io/flotilla/...").Output()
 	if err != nil {
@@ -30,6 +31,10 @@ func TestImportRules(t *testing.T) {
 						t.Errorf("%s imports %s: daemons talk only through events", rel, drel)
 					}
 				}
+			}
+			if rel == "policyd/binding" && (strings.HasPrefix(d, "github.com/nats-io/") || strings.HasPrefix(d, "k8s.io/client-go") || strings.HasPrefix(d, "go.uber.org/zap") ||
+				strings.HasPrefix(d, "github.com/prometheus/") || strings.HasPrefix(drel, "events/natsbus") || drel == "policyd") {
+				t.Errorf("%s imports %s: policyd's binding rules are pure (simulate calls them without a bus or a logger)", rel, d)
 			}
 			if strings.HasPrefix(rel, "events") && (drel == "policyd" || drel == "schedulerd" || drel == "executord" || drel == "healthd") {
 				t.Errorf("%s imports daemon %s", rel, drel)

@@ -2,6 +2,7 @@ package events
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -12,6 +13,17 @@ type ObjectKey struct {
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
+}
+
+// KeyOf returns the key of the object a manifest with apiVersion, kind,
+// namespace and name describes: the group is apiVersion up to its last
+// "/" ("" for the core group).
+func KeyOf(apiVersion, kind, namespace, name string) ObjectKey {
+	group := ""
+	if i := strings.LastIndex(apiVersion, "/"); i > 0 {
+		group = apiVersion[:i]
+	}
+	return ObjectKey{Group: group, Kind: kind, Namespace: namespace, Name: name}
 }
 
 // String renders the key as "<namespace>/<Kind>/<name>" (namespace "_" for
@@ -26,6 +38,22 @@ func (k ObjectKey) String() string {
 		kind = k.Kind + "." + k.Group
 	}
 	return ns + "/" + kind + "/" + k.Name
+}
+
+// SortedByKey returns the values of m in the order of their keys'
+// String: the order in which policyd, and simulate after it, consider
+// policies, so that equal candidates are taken alike.
+func SortedByKey[V any](m map[ObjectKey]V) []V {
+	keys := make([]ObjectKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	out := make([]V, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
 }
 
 // Ref renders the key the way kubectl users write it: "kind/name -n ns".

@@ -25,14 +25,6 @@ type ObjectRecord struct {
 	UpdatedAt time.Time `json:"updatedAt"`
 }
 
-// Object roles.
-const (
-	RoleTemplate = "template"
-	RolePolicy   = "policy"
-	RoleOverride = "override"
-	RoleCluster  = "cluster"
-)
-
 // Rejection says why policyd refused an object. Every problem carries its
 // field path.
 type Rejection struct {

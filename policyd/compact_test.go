@@ -6,43 +6,9 @@ import (
 	"testing"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/policyd/binding"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
-
-// policyd keeps templates compacted (no decoded object); a compacted
-// template must answer what selectors, bindings and propagateDeps ask
-// exactly as the full one does.
-func TestACompactedTemplateAnswersAsTheFullOne(t *testing.T) {
-	doc := `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop","labels":{"app":"web","tier":"front"}},
-	  "spec":{"replicas":5,"template":{"spec":{"serviceAccountName":"runner","volumes":[{"name":"c","configMap":{"name":"settings"}}],
-	  "containers":[{"name":"a","image":"nginx","envFrom":[{"secretRef":{"name":"creds"}}],"resources":{"requests":{"cpu":"250m","memory":"64Mi","nvidia.com/gpu":"1"}}}]}}}}`
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(doc), &obj); err != nil {
-		t.Fatal(err)
-	}
-	rec := events.ObjectRecord{Key: events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"}, APIVersion: "apps/v1", Object: json.RawMessage(doc), Generation: 1}
-	full := NewTemplate(rec, obj)
-	small := NewTemplate(rec, obj)
-	small.compact()
-	if small.Object != nil {
-		t.Fatal("compact must drop the decoded object")
-	}
-	if a, b := full.facts(), small.facts(); !reflect.DeepEqual(a, b) {
-		t.Errorf("facts: %+v vs %+v", a, b)
-	}
-	r1, q1 := full.workload()
-	r2, q2 := small.workload()
-	if r1 != 5 || r1 != r2 || q1.Cpu().MilliValue() != 250 || !reflect.DeepEqual(q1, q2) {
-		t.Errorf("workload: %d %v vs %d %v", r1, q1, r2, q2)
-	}
-	d1, d2 := full.dependencies(), small.dependencies()
-	if len(d1) != 3 || !reflect.DeepEqual(d1, d2) {
-		t.Errorf("dependencies: %v vs %v", d1, d2)
-	}
-	if a, b := BuildBinding(full, nil, nil), BuildBinding(small, nil, nil); !sameBinding(a, b) {
-		t.Errorf("bindings differ:\n%+v\n%+v", a, b)
-	}
-}
 
 // policyd compacts an applied template from the object validation returned
 // (not decoding the stored JSON again); that must give what decoding the
@@ -74,7 +40,7 @@ func TestATemplateFromTheValidatedObjectEqualsOneFromItsStoredRecord(t *testing.
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := events.ObjectRecord{Key: KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name), APIVersion: doc.APIVersion, Object: stored, Generation: 1, Role: events.RoleTemplate}
+		rec := events.ObjectRecord{Key: events.KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name), APIVersion: doc.APIVersion, Object: stored, Generation: 1, Role: events.RoleTemplate}
 		direct, restarted := newState(), newState()
 		if err := direct.putTemplate(rec, doc.Object); err != nil {
 			t.Fatal(err)
@@ -83,16 +49,16 @@ func TestATemplateFromTheValidatedObjectEqualsOneFromItsStoredRecord(t *testing.
 			t.Fatal(err)
 		}
 		a, b := direct.templates[rec.Key], restarted.templates[rec.Key]
-		ra, qa := a.workload()
-		rb, qb := b.workload()
-		if a.UID != b.UID || !reflect.DeepEqual(a.facts(), b.facts()) || ra != rb || !reflect.DeepEqual(qa, qb) || !reflect.DeepEqual(a.dependencies(), b.dependencies()) {
+		ra, qa := a.Workload()
+		rb, qb := b.Workload()
+		if a.UID != b.UID || !reflect.DeepEqual(a.Facts(), b.Facts()) || ra != rb || !reflect.DeepEqual(qa, qb) || !reflect.DeepEqual(a.Dependencies(), b.Dependencies()) {
 			t.Errorf("%s %s: from the validated object uid %q %+v %d %v %v; from the stored record uid %q %+v %d %v %v",
-				doc.Kind, doc.Name, a.UID, a.facts(), ra, qa, a.dependencies(), b.UID, b.facts(), rb, qb, b.dependencies())
+				doc.Kind, doc.Name, a.UID, a.Facts(), ra, qa, a.Dependencies(), b.UID, b.Facts(), rb, qb, b.Dependencies())
 		}
-		if doc.Kind == "Deployment" && (len(a.dependencies()) != 7 || qa.Cpu().MilliValue() != 2500 || ra != 5 || a.UID != "u-1") {
-			t.Errorf("the Deployment must exercise dependencies, summed requests and its uid: %v %v %d %q", a.dependencies(), qa, ra, a.UID)
+		if doc.Kind == "Deployment" && (len(a.Dependencies()) != 7 || qa.Cpu().MilliValue() != 2500 || ra != 5 || a.UID != "u-1") {
+			t.Errorf("the Deployment must exercise dependencies, summed requests and its uid: %v %v %d %q", a.Dependencies(), qa, ra, a.UID)
 		}
-		if ba, bb := BuildBinding(a, nil, nil), BuildBinding(b, nil, nil); !sameBinding(ba, bb) {
+		if ba, bb := binding.Build(a, nil, nil), binding.Build(b, nil, nil); !sameBinding(ba, bb) {
 			t.Errorf("%s: bindings differ", doc.Kind)
 		}
 	}

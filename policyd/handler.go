@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/policyd/binding"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
@@ -45,34 +47,6 @@ func (h *Handler) Handle(ctx context.Context, e events.Event) error {
 		e.Type(), events.TypeObjectApplied, events.TypeObjectDeleted, events.TypeSecretSealed))
 }
 
-// KeyOf returns the object key of a decoded manifest.
-func KeyOf(apiVersion, kind, namespace, name string) events.ObjectKey {
-	group := ""
-	if i := strings.LastIndex(apiVersion, "/"); i > 0 {
-		group = apiVersion[:i]
-	}
-	return events.ObjectKey{Group: group, Kind: kind, Namespace: namespace, Name: name}
-}
-
-// RoleOf says what policyd takes an object for.
-func RoleOf(apiVersion, kind, namespace string) string {
-	switch {
-	case apiVersion == policy.PolicyAPIVersion && (kind == policy.KindPropagationPolicy || kind == policy.KindClusterPropagationPolicy):
-		return events.RolePolicy
-	case apiVersion == policy.PolicyAPIVersion && (kind == policy.KindOverridePolicy || kind == policy.KindClusterOverridePolicy):
-		return events.RoleOverride
-	case apiVersion == policy.ClusterAPIVersion && kind == policy.KindCluster:
-		return events.RoleCluster
-	case apiVersion == "v1" && kind == "Secret" && namespace == CredentialsNamespace:
-		return RoleCredentials
-	}
-	return events.RoleTemplate
-}
-
-// CredentialsNamespace holds cluster credentials, as in Karmada: Secrets
-// there are never templates and are only accepted sealed.
-const CredentialsNamespace = "karmada-system"
-
 // HandleObjectApplied validates, stores and propagates the effects of one
 // applied object.
 func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error {
@@ -81,10 +55,10 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 		return events.Permanent(fmt.Errorf("data is not a Kubernetes object in JSON: %v", err))
 	}
 	doc, errs, warns := validation.ValidateObject(obj)
-	key := KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name)
-	role := RoleOf(doc.APIVersion, doc.Kind, doc.Namespace)
-	if len(errs) == 0 && role == RoleCredentials {
-		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + CredentialsNamespace + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
+	key := events.KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name)
+	role := events.RoleOf(doc.APIVersion, doc.Kind, doc.Namespace)
+	if len(errs) == 0 && role == events.RoleCredentials {
+		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + policy.CredentialsNamespace + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
 	}
 	if len(errs) > 0 {
 		return h.reject(ctx, e, key, errs)
@@ -180,7 +154,7 @@ func (h *Handler) effects(ctx context.Context, cause events.Event, rec events.Ob
 		}
 	case events.RoleCluster:
 		return h.register(ctx, cause, rec.Key.Name)
-	case RoleCredentials:
+	case events.RoleCredentials:
 		for _, name := range h.clustersUsingSecret(rec.Key.Namespace, rec.Key.Name) {
 			if err := h.register(ctx, cause, name); err != nil {
 				return err
@@ -201,7 +175,7 @@ type objectRef struct {
 }
 
 func (r objectRef) key() events.ObjectKey {
-	return KeyOf(r.APIVersion, r.Kind, r.Metadata.Namespace, r.Metadata.Name)
+	return events.KeyOf(r.APIVersion, r.Kind, r.Metadata.Namespace, r.Metadata.Name)
 }
 
 func decodeRef(e events.Event, what string) (objectRef, error) {
@@ -223,7 +197,7 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 	if !ok {
 		// Deleting what is not there is not an error (kubectl delete --ignore-not-found semantics);
 		// the removed event still answers the CLI.
-		rec = events.ObjectRecord{Key: key, APIVersion: obj.APIVersion, Role: RoleOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace)}
+		rec = events.ObjectRecord{Key: key, APIVersion: obj.APIVersion, Role: events.RoleOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace)}
 	}
 	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC()}
 	if err := h.publish(ctx, e, events.TypeObjectRemoved, events.ObjectSubject(key), key.String(),
@@ -268,11 +242,11 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 		return events.Permanent(errors.New("sealed secret needs a name and data"))
 	}
 	if s.Namespace == "" {
-		s.Namespace = CredentialsNamespace
+		s.Namespace = policy.CredentialsNamespace
 	}
 	raw, _ := events.MarshalJSON(s)
 	key := events.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}
-	return h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()}, nil)
+	return h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: events.RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()}, nil)
 }
 
 // HandleRescheduleRequested republishes a template's binding with
@@ -313,14 +287,14 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 	if had && h.st.bindingLive[key] {
 		current = last.Policy
 	}
-	facts := t.facts()
-	claimed := ClaimPolicy(facts, current, h.st.sortedPolicies())
+	facts := t.Facts()
+	claimed := binding.Claim(facts, current, h.st.sortedPolicies())
 	if claimed == nil {
 		// Unclaimed: Karmada leaves what was propagated in place when its
 		// policy goes away; a template never claimed is simply not placed.
 		return false, nil
 	}
-	b := BuildBinding(t, claimed, OrderOverrides(facts, h.st.sortedOverrides()))
+	b := binding.Build(t, claimed, policy.ApplicableOverrides(facts, h.st.sortedOverrides()))
 	if claimed.Policy.Spec.PropagateDeps {
 		b.Dependencies = h.dependenciesOf(t)
 	}
@@ -350,7 +324,7 @@ func (h *Handler) rebindDependents(ctx context.Context, cause events.Event, key 
 			continue
 		}
 		t := h.st.templates[k]
-		for _, dep := range t.dependencies() {
+		for _, dep := range t.Dependencies() {
 			if dep == key {
 				if _, err := h.rebind(ctx, cause, k); err != nil {
 					return err
@@ -385,11 +359,7 @@ func (h *Handler) register(ctx context.Context, cause events.Event, name string)
 	}
 	reg := events.ClusterRegistration{Name: name, Labels: c.Labels, Annotations: c.Annotations, Spec: c.Spec}
 	if ref := c.Spec.SecretRef; ref != nil {
-		ns := ref.Namespace
-		if ns == "" {
-			ns = CredentialsNamespace
-		}
-		if s, ok := h.st.secrets[ns+"/"+ref.Name]; ok {
+		if s, ok := h.st.secrets[ref.SecretKey()]; ok {
 			reg.Credentials = &s
 		}
 	}
@@ -415,14 +385,26 @@ func (h *Handler) register(ctx context.Context, cause events.Event, name string)
 	return nil
 }
 
+// clustersUsingSecret names the clusters whose spec references the Secret
+// ns/name (policy.ClusterSpec.CredentialSecrets).
 func (h *Handler) clustersUsingSecret(ns, name string) []string {
 	var out []string
 	for _, c := range h.st.clusters {
-		if ref := c.Spec.SecretRef; ref != nil && ref.Name == name && (ref.Namespace == ns || (ref.Namespace == "" && ns == CredentialsNamespace)) {
+		if slices.Contains(c.Spec.CredentialSecrets(), ns+"/"+name) {
 			out = append(out, c.Name)
 		}
 	}
 	return out
+}
+
+// sameBinding reports whether two bindings would schedule and apply alike
+// (everything but the revision and a reschedule request).
+func sameBinding(a, b events.Binding) bool {
+	a.Revision, b.Revision = 0, 0
+	a.RescheduleRequestedAt, b.RescheduleRequestedAt = nil, nil
+	ja, _ := events.MarshalJSON(a)
+	jb, _ := events.MarshalJSON(b)
+	return string(ja) == string(jb)
 }
 
 func (h *Handler) publish(ctx context.Context, cause events.Event, t events.Type, natsSubject, subject, id string, data any) error {

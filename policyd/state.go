@@ -5,6 +5,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/policyd/binding"
 )
 
 // state is policyd's memory: every accepted object by role, and the last
@@ -12,9 +13,9 @@ import (
 // at start-up, so it never disagrees with what policyd has published.
 type state struct {
 	records      map[events.ObjectKey]events.ObjectRecord
-	templates    map[events.ObjectKey]*template
-	propagations map[events.ObjectKey]candidatePolicy
-	overrides    map[events.ObjectKey]overridePolicy
+	templates    map[events.ObjectKey]*binding.Template
+	propagations map[events.ObjectKey]binding.Candidate
+	overrides    map[events.ObjectKey]policy.OverridePolicy
 	clusters     map[string]policy.Cluster
 	secrets      map[string]events.SealedSecret // "<namespace>/<name>"
 	bindings     map[events.ObjectKey]events.Binding
@@ -31,16 +32,13 @@ type state struct {
 
 func newState() *state {
 	return &state{
-		records: map[events.ObjectKey]events.ObjectRecord{}, templates: map[events.ObjectKey]*template{},
-		propagations: map[events.ObjectKey]candidatePolicy{}, overrides: map[events.ObjectKey]overridePolicy{},
+		records: map[events.ObjectKey]events.ObjectRecord{}, templates: map[events.ObjectKey]*binding.Template{},
+		propagations: map[events.ObjectKey]binding.Candidate{}, overrides: map[events.ObjectKey]policy.OverridePolicy{},
 		clusters: map[string]policy.Cluster{}, secrets: map[string]events.SealedSecret{},
 		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{}, bindingCause: map[events.ObjectKey]string{},
 		registrations: map[string]events.ClusterRegistration{}, deregistered: map[string]int64{},
 	}
 }
-
-// RoleCredentials marks sealed Secrets: cluster credentials, never templates.
-const RoleCredentials = "credentials"
 
 // put stores an accepted record under its role.
 func (s *state) put(r events.ObjectRecord) error {
@@ -53,20 +51,20 @@ func (s *state) put(r events.ObjectRecord) error {
 		if err := events.UnmarshalJSON(r.Object, &p); err != nil {
 			return err
 		}
-		s.propagations[r.Key] = candidatePolicy{Key: r.Key, Policy: p}
+		s.propagations[r.Key] = binding.Candidate{Key: r.Key, Policy: p}
 	case events.RoleOverride:
 		var p policy.OverridePolicy
 		if err := events.UnmarshalJSON(r.Object, &p); err != nil {
 			return err
 		}
-		s.overrides[r.Key] = overridePolicy{Key: r.Key, Policy: p}
+		s.overrides[r.Key] = p
 	case events.RoleCluster:
 		var c policy.Cluster
 		if err := events.UnmarshalJSON(r.Object, &c); err != nil {
 			return err
 		}
 		s.clusters[c.Name] = c
-	case RoleCredentials:
+	case events.RoleCredentials:
 		var sec events.SealedSecret
 		if err := events.UnmarshalJSON(r.Object, &sec); err != nil {
 			return err
@@ -85,8 +83,8 @@ func (s *state) putTemplate(r events.ObjectRecord, obj map[string]any) error {
 		}
 	}
 	s.records[r.Key] = r
-	t := NewTemplate(r, obj)
-	t.compact()
+	t := binding.NewTemplate(r, obj)
+	t.Compact()
 	s.templates[r.Key] = t
 	return nil
 }
@@ -107,28 +105,19 @@ func (s *state) remove(k events.ObjectKey) {
 		delete(s.overrides, k)
 	case events.RoleCluster:
 		delete(s.clusters, k.Name)
-	case RoleCredentials:
+	case events.RoleCredentials:
 		delete(s.secrets, k.Namespace+"/"+k.Name)
 	}
 }
 
 // sortedPolicies returns the propagation policies in key order (determinism).
-func (s *state) sortedPolicies() []candidatePolicy {
-	out := make([]candidatePolicy, 0, len(s.propagations))
-	for _, p := range s.propagations {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
-	return out
+func (s *state) sortedPolicies() []binding.Candidate {
+	return events.SortedByKey(s.propagations)
 }
 
-func (s *state) sortedOverrides() []overridePolicy {
-	out := make([]overridePolicy, 0, len(s.overrides))
-	for _, p := range s.overrides {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
-	return out
+// sortedOverrides returns the override policies in key order.
+func (s *state) sortedOverrides() []policy.OverridePolicy {
+	return events.SortedByKey(s.overrides)
 }
 
 func (s *state) sortedTemplateKeys() []events.ObjectKey {

@@ -19,7 +19,6 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
-	"github.com/flotilla-io/flotilla/policyd"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
@@ -91,11 +90,11 @@ type outgoing struct {
 }
 
 func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs []validation.Document, timeout time.Duration) error {
-	credentials := credentialSecrets(docs)
+	credentials := policy.CredentialSecretsIn(validation.Objects(docs))
 	var msgs []outgoing
 	var key *sealing.Key
 	for _, d := range docs {
-		k := policyd.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
 		if credentials[d.Namespace+"/"+d.Name] && d.Kind == "Secret" && d.APIVersion == "v1" {
 			if key == nil {
 				var err error
@@ -230,29 +229,6 @@ func label(kind, apiVersion, name string) string {
 	return strings.ToLower(kind) + group + "/" + name
 }
 
-// credentialSecrets names the Secrets that are cluster credentials: every
-// Secret in karmada-system and any Secret a Cluster's secretRef names.
-func credentialSecrets(docs []validation.Document) map[string]bool {
-	out := map[string]bool{}
-	for _, d := range docs {
-		if d.Kind == "Secret" && d.Namespace == policyd.CredentialsNamespace {
-			out[d.Namespace+"/"+d.Name] = true
-		}
-		if d.Kind == policy.KindCluster {
-			spec, _ := d.Object["spec"].(map[string]any)
-			ref, _ := spec["secretRef"].(map[string]any)
-			if name, _ := ref["name"].(string); name != "" {
-				ns, _ := ref["namespace"].(string)
-				if ns == "" {
-					ns = policyd.CredentialsNamespace
-				}
-				out[ns+"/"+name] = true
-			}
-		}
-	}
-	return out
-}
-
 // fetchSealKey reads the credentials public key announced by healthd/executord.
 // It waits a little for daemons that are still starting.
 func fetchSealKey(ctx context.Context, bus *natsbus.Bus) (*sealing.Key, error) {
@@ -381,7 +357,7 @@ func newDelete(g *globals) *cobra.Command {
 			}
 			var msgs []outgoing
 			for _, t := range targets {
-				k := policyd.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
+				k := events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
 				md := map[string]any{"name": t.name}
 				if t.namespace != "" {
 					md["namespace"] = t.namespace
@@ -511,10 +487,10 @@ func inputSubjectFor(e events.Event) string {
 		return events.InputSubject(events.ObjectKey{Kind: "Event", Name: e.ID()})
 	}
 	ns := obj.Metadata.Namespace
-	if ns == "" && policyd.RoleOf(obj.APIVersion, obj.Kind, "") == events.RoleTemplate && obj.Kind != "Namespace" {
+	if ns == "" && events.RoleOf(obj.APIVersion, obj.Kind, "") == events.RoleTemplate && obj.Kind != "Namespace" {
 		ns = "default"
 	}
-	return events.InputSubject(policyd.KeyOf(obj.APIVersion, obj.Kind, ns, obj.Metadata.Name))
+	return events.InputSubject(events.KeyOf(obj.APIVersion, obj.Kind, ns, obj.Metadata.Name))
 }
 
 func readFileOrStdin(cmd *cobra.Command, file string) ([]byte, error) {

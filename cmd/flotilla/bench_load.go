@@ -14,7 +14,6 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
-	"github.com/flotilla-io/flotilla/policyd"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
@@ -145,7 +144,7 @@ func publishApplied(bus *natsbus.Bus, obj map[string]any) error {
 	name, _ := md["name"].(string)
 	av, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	k := policyd.KeyOf(av, kind, ns, name)
+	k := events.KeyOf(av, kind, ns, name)
 	e, err := events.New(events.TypeObjectApplied, benchSource, k.String(), obj)
 	if err != nil {
 		return err

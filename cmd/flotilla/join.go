@@ -15,7 +15,6 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
-	"github.com/flotilla-io/flotilla/policyd"
 )
 
 func newJoin(g *globals) *cobra.Command {
@@ -86,14 +85,14 @@ have: it is ignored with a note.`,
 				return err
 			}
 			secretName := name + "-kubeconfig"
-			secret := events.SealedSecret{Namespace: policyd.CredentialsNamespace, Name: secretName, KeyID: key.ID, Data: map[string][]byte{"kubeconfig": sealed}}
-			sk := events.ObjectKey{Kind: "Secret", Namespace: policyd.CredentialsNamespace, Name: secretName}
+			secret := events.SealedSecret{Namespace: policy.CredentialsNamespace, Name: secretName, KeyID: key.ID, Data: map[string][]byte{"kubeconfig": sealed}}
+			sk := events.ObjectKey{Kind: "Secret", Namespace: policy.CredentialsNamespace, Name: secretName}
 			se, err := events.New(events.TypeSecretSealed, cliSource, sk.String(), secret)
 			if err != nil {
 				return err
 			}
 			cl := policy.Cluster{Spec: policy.ClusterSpec{APIEndpoint: endpoint, SyncMode: "Push", Provider: provider, Region: region, Zones: zones,
-				SecretRef: &policy.LocalSecretRef{Namespace: policyd.CredentialsNamespace, Name: secretName}}}
+				SecretRef: &policy.LocalSecretRef{Namespace: policy.CredentialsNamespace, Name: secretName}}}
 			cl.APIVersion, cl.Kind, cl.Name = policy.ClusterAPIVersion, policy.KindCluster, name
 			if len(lbls) > 0 {
 				cl.Labels = lbls

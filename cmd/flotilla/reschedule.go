@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/events"
-	"github.com/flotilla-io/flotilla/policyd"
 )
 
 func newReschedule(g *globals) *cobra.Command {
@@ -31,7 +30,7 @@ their free capacity plus what the template already runs as weights.`,
 			if err != nil {
 				return err
 			}
-			k := policyd.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
+			k := events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
 			md := map[string]any{"name": t.name}
 			if t.namespace != "" {
 				md["namespace"] = t.namespace

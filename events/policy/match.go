@@ -176,3 +176,25 @@ func SelectorsPriority(sels []ResourceSelector, r ResourceFacts) SelectorPriorit
 	}
 	return best
 }
+
+// ResourceFactsOf reads what resource selectors look at from a decoded
+// object: apiVersion, kind, metadata.namespace, metadata.name and the
+// string-valued metadata.labels (nil when there are none).
+func ResourceFactsOf(obj map[string]any) ResourceFacts {
+	r := ResourceFacts{}
+	r.APIVersion, _ = obj["apiVersion"].(string)
+	r.Kind, _ = obj["kind"].(string)
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		r.Namespace, _ = meta["namespace"].(string)
+		r.Name, _ = meta["name"].(string)
+		if lbls, ok := meta["labels"].(map[string]any); ok {
+			r.Labels = make(map[string]string, len(lbls))
+			for k, v := range lbls {
+				if s, ok := v.(string); ok {
+					r.Labels[k] = s
+				}
+			}
+		}
+	}
+	return r
+}

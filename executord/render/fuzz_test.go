@@ -115,10 +115,10 @@ spec:
 `),
 	}
 	replicas := int32(3)
-	applicable := Applicable(template, ps)
+	overrides := applicable(template, ps)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, applied, err := Render(template, cluster1, applicable, &replicas); err != nil || len(applied) != 2 {
+		if _, applied, err := Render(template, cluster1, overrides, &replicas); err != nil || len(applied) != 2 {
 			b.Fatal(err, applied)
 		}
 	}

@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
-	"strings"
 
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
@@ -64,98 +62,13 @@ func (e *OverrideError) Error() string {
 
 func (e *OverrideError) Unwrap() error { return e.Err }
 
-// isClusterScoped tells ClusterOverridePolicy from OverridePolicy by Kind; a
-// policy without Kind is taken by whether it has a namespace.
-func isClusterScoped(p *policy.OverridePolicy) (cluster, ok bool) {
-	switch p.Kind {
-	case policy.KindClusterOverridePolicy:
-		return true, true
-	case policy.KindOverridePolicy:
-		return false, true
-	case "":
-		return p.Namespace == "", true
-	}
-	return false, false
-}
-
 // PolicyName is how Render names an override policy in its applied list and
 // errors: "ClusterOverridePolicy/NAME" or "OverridePolicy/NS/NAME".
 func PolicyName(p *policy.OverridePolicy) string {
-	if c, _ := isClusterScoped(p); c {
+	if c, _ := p.Scope(); c {
 		return policy.KindClusterOverridePolicy + "/" + p.Name
 	}
 	return policy.KindOverridePolicy + "/" + p.Namespace + "/" + p.Name
-}
-
-func resourceFacts(template map[string]any) policy.ResourceFacts {
-	r := policy.ResourceFacts{}
-	r.APIVersion, _ = template["apiVersion"].(string)
-	r.Kind, _ = template["kind"].(string)
-	if meta, ok := template["metadata"].(map[string]any); ok {
-		r.Namespace, _ = meta["namespace"].(string)
-		r.Name, _ = meta["name"].(string)
-		if lbls, ok := meta["labels"].(map[string]any); ok {
-			r.Labels = make(map[string]string, len(lbls))
-			for k, v := range lbls {
-				if s, ok := v.(string); ok {
-					r.Labels[k] = s
-				}
-			}
-		}
-	}
-	return r
-}
-
-// Applicable returns the override policies that apply to the template, in
-// Karmada's application order (reference §5.1): every matching
-// ClusterOverridePolicy first, then — only for a namespaced template — the
-// matching OverridePolicies of the template's namespace; each group sorted
-// stably by ascending implicit priority (no selectors = match-all), then by
-// name. all may mix both kinds; other kinds are ignored.
-func Applicable(template map[string]any, all []policy.OverridePolicy) []policy.OverridePolicy {
-	if template == nil {
-		return nil
-	}
-	r := resourceFacts(template)
-	type cand struct {
-		p    policy.OverridePolicy
-		prio policy.SelectorPriority
-	}
-	var clusterPs, nsPs []cand
-	for _, p := range all {
-		cluster, ok := isClusterScoped(&p)
-		if !ok {
-			continue
-		}
-		if !cluster && (r.Namespace == "" || p.Namespace != r.Namespace) {
-			continue
-		}
-		prio := policy.PriorityMatchAll
-		if len(p.Spec.ResourceSelectors) > 0 {
-			prio = policy.SelectorsPriority(p.Spec.ResourceSelectors, r)
-		}
-		if prio == policy.PriorityMisMatch {
-			continue
-		}
-		if cluster {
-			clusterPs = append(clusterPs, cand{p, prio})
-		} else {
-			nsPs = append(nsPs, cand{p, prio})
-		}
-	}
-	var out []policy.OverridePolicy
-	for _, group := range [][]cand{clusterPs, nsPs} {
-		sort.SliceStable(group, func(i, j int) bool {
-			if group[i].prio != group[j].prio {
-				return group[i].prio < group[j].prio
-			}
-			return group[i].p.Name < group[j].p.Name
-		})
-		for _, c := range group {
-			out = append(out, c.p)
-		}
-	}
-	return out
 }
 
 // appliedShadow is one entry of Karmada's applied-(cluster-)overrides
@@ -172,10 +85,11 @@ var serverFields = []string{"uid", "resourceVersion", "managedFields", "creation
 // copy of template (numbers as int64/float64, as unstructured.Unstructured
 // wants them) with
 //   - replicas set when replicas != nil and the kind is one Karmada divides
-//     (apps Deployment, StatefulSet, ReplicaSet: spec.replicas; batch Job:
-//     spec.parallelism);
-//   - every rule of overrides (the output of Applicable, in that order) whose
-//     targetCluster matches cluster applied (reference §5);
+//     (policy.ReplicaField: spec.replicas of apps Deployment, StatefulSet
+//     and ReplicaSet, spec.parallelism of a batch Job);
+//   - every rule of overrides whose targetCluster matches cluster applied,
+//     policy by policy in the order given (reference §5): the binding's
+//     overrides, which policyd took from policy.ApplicableOverrides;
 //   - status and metadata uid/resourceVersion/managedFields/
 //     creationTimestamp/generation/selfLink removed;
 //   - the applied policies recorded in Karmada's applied-overrides
@@ -223,7 +137,7 @@ func Render(template map[string]any, cluster Cluster, overrides []policy.Overrid
 			}
 			contributed = true
 			shadow := appliedShadow{PolicyName: p.Name, Overriders: rule.Overriders}
-			if c, _ := isClusterScoped(p); c {
+			if c, _ := p.Scope(); c {
 				clusterShadows = append(clusterShadows, shadow)
 			} else {
 				nsShadows = append(nsShadows, shadow)
@@ -259,7 +173,7 @@ func Render(template map[string]any, cluster Cluster, overrides []policy.Overrid
 		}
 		annotations[key] = string(b)
 	}
-	r := resourceFacts(obj)
+	r := policy.ResourceFactsOf(obj)
 	annotations[AnnotationTemplate] = r.Namespace + "/" + r.Kind + "/" + r.Name
 	labels, err := childMap(meta, "labels", true)
 	if err != nil {
@@ -328,21 +242,13 @@ func applyOverriders(obj map[string]any, o policy.Overriders) (map[string]any, e
 	return obj, nil
 }
 
-// setReplicas sets the replica field of the kinds Karmada divides.
+// setReplicas sets the replica field (policy.ReplicaField) of the kinds
+// Karmada divides; other kinds are left alone.
 func setReplicas(obj map[string]any, n int32) {
 	apiVersion, _ := obj["apiVersion"].(string)
-	group := ""
-	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
-		group = g
-	}
 	kind, _ := obj["kind"].(string)
-	var field string
-	switch {
-	case group == "apps" && (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet"):
-		field = "replicas"
-	case group == "batch" && kind == "Job":
-		field = "parallelism"
-	default:
+	field := policy.ReplicaField(apiVersion, kind)
+	if field == "" {
 		return
 	}
 	spec, err := childMap(obj, "spec", true)

@@ -83,10 +83,16 @@ var (
 	cluster2 = Cluster{Name: "cluster2", Labels: map[string]string{"env": "dev"}, Spec: policy.ClusterSpec{Provider: "gcp"}}
 )
 
-// renderOne renders the template in cluster with the policies (Applicable first).
+// applicable is what a binding carries for the template: the policies of
+// all that apply to it, in Karmada's order.
+func applicable(template map[string]any, all []policy.OverridePolicy) []policy.OverridePolicy {
+	return policy.ApplicableOverrides(policy.ResourceFactsOf(template), all)
+}
+
+// renderOne renders the template in cluster with the policies that apply to it.
 func renderOne(t testing.TB, template map[string]any, c Cluster, ps ...policy.OverridePolicy) (map[string]any, []string, error) {
 	t.Helper()
-	return Render(template, c, Applicable(template, ps), nil)
+	return Render(template, c, applicable(template, ps), nil)
 }
 
 func opWith(rules string) string {
@@ -401,70 +407,6 @@ data:
   settings.json: '{"level":"info","features":["a"]}'
 `
 
-func TestApplicableOrder(t *testing.T) {
-	template := obj(t, deployment)
-	cop := func(name, sels string) policy.OverridePolicy {
-		return pol(t, "kind: ClusterOverridePolicy\nmetadata: {name: "+name+"}\nspec:\n"+sels)
-	}
-	op := func(ns, name, sels string) policy.OverridePolicy {
-		return pol(t, "kind: OverridePolicy\nmetadata: {name: "+name+", namespace: "+ns+"}\nspec:\n"+sels)
-	}
-	const byName = "  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]\n"
-	const byLabel = "  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {app: web}}}]\n"
-	const byKind = "  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]\n"
-	const otherName = "  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: other}]\n"
-	const wrongKind = "  resourceSelectors: [{apiVersion: v1, kind: Service}]\n"
-	const mixed = "  resourceSelectors: [{apiVersion: v1, kind: Service}, {apiVersion: apps/v1, kind: Deployment, name: web}]\n"
-	const otherNS = "  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, namespace: kube-system}]\n"
-
-	tests := []struct {
-		name string
-		all  []policy.OverridePolicy
-		want []string
-	}{
-		{"cluster override policies come before override policies whatever their names",
-			[]policy.OverridePolicy{op("default", "a", ""), cop("z", "")},
-			[]string{"ClusterOverridePolicy/z", "OverridePolicy/default/a"}},
-		{"equal priorities are applied in ascending name order",
-			[]policy.OverridePolicy{op("default", "b", byKind), op("default", "a", byKind), op("default", "c", "")},
-			[]string{"OverridePolicy/default/a", "OverridePolicy/default/b", "OverridePolicy/default/c"}},
-		{"ascending implicit priority: match-all then label selector then name",
-			[]policy.OverridePolicy{op("default", "a-name", byName), op("default", "b-label", byLabel), op("default", "c-all", byKind), op("default", "d-none", "")},
-			[]string{"OverridePolicy/default/c-all", "OverridePolicy/default/d-none", "OverridePolicy/default/b-label", "OverridePolicy/default/a-name"}},
-		{"cluster override policies are ordered by priority too",
-			[]policy.OverridePolicy{cop("a", byName), cop("b", byLabel), cop("c", "")},
-			[]string{"ClusterOverridePolicy/c", "ClusterOverridePolicy/b", "ClusterOverridePolicy/a"}},
-		{"a multi-selector policy takes its best selector",
-			[]policy.OverridePolicy{op("default", "a", mixed), op("default", "b", byLabel)},
-			[]string{"OverridePolicy/default/b", "OverridePolicy/default/a"}},
-		{"mismatching policies and those of other namespaces are left out",
-			[]policy.OverridePolicy{op("default", "a", otherName), op("default", "b", wrongKind), op("other", "c", ""), cop("d", otherNS), op("default", "e", "")},
-			[]string{"OverridePolicy/default/e"}},
-		{"other kinds are ignored and a kindless policy is scoped by its namespace",
-			[]policy.OverridePolicy{pol(t, "kind: PropagationPolicy\nmetadata: {name: pp, namespace: default}\nspec: {}\n"), pol(t, "metadata: {name: x}\nspec: {}\n"), pol(t, "metadata: {name: yy, namespace: default}\nspec: {}\n")},
-			[]string{"ClusterOverridePolicy/x", "OverridePolicy/default/yy"}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var got []string
-			for _, p := range Applicable(template, tc.all) {
-				got = append(got, PolicyName(&p))
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("got %v, want %v", got, tc.want)
-			}
-		})
-	}
-
-	t.Run("a cluster-scoped template gets only cluster override policies", func(t *testing.T) {
-		ns := obj(t, "apiVersion: v1\nkind: Namespace\nmetadata: {name: default}\n")
-		got := Applicable(ns, []policy.OverridePolicy{op("default", "a", ""), cop("b", "")})
-		if len(got) != 1 || got[0].Name != "b" {
-			t.Fatalf("got %v", got)
-		}
-	})
-}
-
 func TestLaterPoliciesWinConflicts(t *testing.T) {
 	template := obj(t, deployment)
 	label := func(kind, ns, name, sels, value string) policy.OverridePolicy {
@@ -480,7 +422,7 @@ func TestLaterPoliciesWinConflicts(t *testing.T) {
 		label("OverridePolicy", "default", "aa-name", byName, "op-name"),
 		label("ClusterOverridePolicy", "", "zzz", byName, "cop"),
 	}
-	got, applied, err := Render(template, cluster1, Applicable(template, all), nil)
+	got, applied, err := Render(template, cluster1, applicable(template, all), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +551,7 @@ func TestSeed000RegistryPerCluster(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, applied, err := Render(deploy, Cluster{Name: tc.cluster}, Applicable(deploy, []policy.OverridePolicy{op}), &six)
+			got, applied, err := Render(deploy, Cluster{Name: tc.cluster}, applicable(deploy, []policy.OverridePolicy{op}), &six)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -625,7 +567,7 @@ func TestSeed000RegistryPerCluster(t *testing.T) {
 		})
 	}
 	t.Run("the Service is not selected by the Deployment's override policy", func(t *testing.T) {
-		if got := Applicable(service, []policy.OverridePolicy{op}); len(got) != 0 {
+		if got := applicable(service, []policy.OverridePolicy{op}); len(got) != 0 {
 			t.Fatalf("got %v", got)
 		}
 	})
@@ -648,7 +590,7 @@ spec:
 		{"another cluster keeps the template's class", "gcp-dev", "standard"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _, err := Render(pvc, Cluster{Name: tc.cluster}, Applicable(pvc, []policy.OverridePolicy{op}), nil)
+			got, _, err := Render(pvc, Cluster{Name: tc.cluster}, applicable(pvc, []policy.OverridePolicy{op}), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -659,7 +601,7 @@ spec:
 	}
 	t.Run("a claim without storageClassName fails on the targeted clusters as replace on a missing path does", func(t *testing.T) {
 		bare := obj(t, "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data, namespace: default}\nspec: {accessModes: [ReadWriteOnce]}\n")
-		_, _, err := Render(bare, Cluster{Name: "aws-prod"}, Applicable(bare, []policy.OverridePolicy{op}), nil)
+		_, _, err := Render(bare, Cluster{Name: "aws-prod"}, applicable(bare, []policy.OverridePolicy{op}), nil)
 		if err == nil || !strings.Contains(err.Error(), "OverridePolicy/default/storage-class: overrideRules[1]: plaintext") {
 			t.Fatalf("err = %v", err)
 		}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
-	"github.com/flotilla-io/flotilla/policyd"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
@@ -69,7 +68,7 @@ func decodeBinding(d validation.Document) (*bindingDoc, error) {
 	b := &bindingDoc{
 		label:     fmt.Sprintf("%s: document %d: %s %s", d.File, d.Index, d.Kind, qualified(d.Namespace, d.Name)),
 		namespace: rb.Metadata.Namespace,
-		resource:  policyd.KeyOf(r.APIVersion, r.Kind, r.Namespace, r.Name),
+		resource:  events.KeyOf(r.APIVersion, r.Kind, r.Namespace, r.Name),
 		uid:       r.UID,
 		policy:    claimRecorded(rb.Metadata.Labels, rb.Metadata.Annotations),
 		previous:  rb.Spec.Clusters,
@@ -110,7 +109,7 @@ func claimRecorded(labels, annotations map[string]string) *events.PolicyRef {
 
 // currentPolicy is the policy that already claims the template, if the
 // input says so (its ResourceBinding, else the template's own
-// annotations): ClaimPolicy keeps it while it still matches, unless a
+// annotations): binding.Claim keeps it while it still matches, unless a
 // preempting policy takes the template.
 func (td *templateDoc) currentPolicy() *events.PolicyRef {
 	if td.binding != nil && td.binding.policy != nil {

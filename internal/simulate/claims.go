@@ -8,7 +8,7 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/executord/render"
-	"github.com/flotilla-io/flotilla/policyd"
+	"github.com/flotilla-io/flotilla/policyd/binding"
 )
 
 // claims remembers which policy claims a template and which overrides
@@ -17,8 +17,8 @@ import (
 // names a resource, and only the labels some label selector reads (a
 // label selector's answer depends on the labels of its own keys alone).
 // Templates alike in all of these (most of a large input) get the same
-// answers from ClaimPolicy and OrderOverrides, which are then computed
-// once. The answers are shared and read-only.
+// answers from binding.Claim and policy.ApplicableOverrides, which are
+// then computed once. The answers are shared and read-only.
 type claims struct {
 	nameMatters bool
 	labelKeys   []string // sorted
@@ -27,7 +27,7 @@ type claims struct {
 }
 
 type claim struct {
-	policy    *policyd.PolicyCandidate // nil: no policy matches
+	policy    *binding.Candidate // nil: no policy matches
 	overrides []policy.OverridePolicy
 
 	// What renderAll derives from the overrides, computed once.
@@ -86,7 +86,7 @@ func (c *claim) derive() {
 	})
 }
 
-func newClaims(pols []policyd.PolicyCandidate, ovs []policyd.OverrideCandidate) *claims {
+func newClaims(pols []binding.Candidate, ovs []policy.OverridePolicy) *claims {
 	c := &claims{memo: map[string]*claim{}}
 	keys := map[string]bool{}
 	see := func(sels []policy.ResourceSelector) {
@@ -108,7 +108,7 @@ func newClaims(pols []policyd.PolicyCandidate, ovs []policyd.OverrideCandidate) 
 		see(pols[i].Policy.Spec.ResourceSelectors)
 	}
 	for i := range ovs {
-		see(ovs[i].Policy.Spec.ResourceSelectors)
+		see(ovs[i].Spec.ResourceSelectors)
 	}
 	for k := range keys {
 		c.labelKeys = append(c.labelKeys, k)

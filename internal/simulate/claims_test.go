@@ -7,7 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flotilla-io/flotilla/policyd"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/policyd/binding"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
@@ -89,7 +90,7 @@ spec:
 	return sb.String()
 }
 
-// What the claims memo answers is what ClaimPolicy and OrderOverrides
+// What the claims memo answers is what binding.Claim and policy.ApplicableOverrides
 // answer for every template.
 func TestClaimsMemoMatchesPolicyd(t *testing.T) {
 	unnamed := strings.Replace(claimsInput(), "namespace: default, name: app-3}", "namespace: default}", 1)
@@ -113,21 +114,21 @@ func TestClaimsMemoMatchesPolicyd(t *testing.T) {
 			computed := false
 			got := w.claims.get(facts, current, func() *claim {
 				computed = true
-				cl := &claim{policy: policyd.ClaimPolicy(facts, current, w.policies)}
+				cl := &claim{policy: binding.Claim(facts, current, w.policies)}
 				if cl.policy != nil {
-					cl.overrides = policyd.OrderOverrides(facts, w.overrides)
+					cl.overrides = policy.ApplicableOverrides(facts, w.overrides)
 				}
 				return cl
 			})
 			if !computed {
 				hits++
 			}
-			want := policyd.ClaimPolicy(facts, current, w.policies)
+			want := binding.Claim(facts, current, w.policies)
 			if (got.policy == nil) != (want == nil) || got.policy != nil && got.policy.Key != want.Key {
-				t.Fatalf("%s: %s: memo claims %v, ClaimPolicy %v", name, facts.Name, got.policy, want)
+				t.Fatalf("%s: %s: memo claims %v, Claim %v", name, facts.Name, got.policy, want)
 			}
-			if want != nil && !reflect.DeepEqual(got.overrides, policyd.OrderOverrides(facts, w.overrides)) {
-				t.Fatalf("%s: %s: memo overrides differ from OrderOverrides", name, facts.Name)
+			if want != nil && !reflect.DeepEqual(got.overrides, policy.ApplicableOverrides(facts, w.overrides)) {
+				t.Fatalf("%s: %s: memo overrides differ from ApplicableOverrides", name, facts.Name)
 			}
 		}
 		if (name == "bench" || name == "selectors-unnamed") && hits < len(w.templates)/3 {

@@ -4,12 +4,13 @@
 // where each template would run and what would be applied there, without a
 // bus, a daemon or a member cluster.
 //
-// It runs the daemons' own code: policyd's ClaimPolicy, OrderOverrides and
-// BuildBinding decide which policy claims a template and which overrides
-// apply, schedulerd's core with the default plugin profile places it, and
-// executord's render package renders the manifest for every cluster. Each
-// template is simulated on its own against the state given: no capacity is
-// consumed by the other templates of the same run.
+// It runs the daemons' own code: policyd's binding.Claim and binding.Build
+// with policy.ApplicableOverrides decide which policy claims a template
+// and which overrides apply, schedulerd's core with the default plugin
+// profile places it, and executord's render package renders the manifest
+// for every cluster. Each template is simulated on its own against the
+// state given: no capacity is consumed by the other templates of the same
+// run.
 package simulate
 
 import (
@@ -19,7 +20,6 @@ import (
 	"maps"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,7 +28,7 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/executord/render"
-	"github.com/flotilla-io/flotilla/policyd"
+	"github.com/flotilla-io/flotilla/policyd/binding"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 	"github.com/flotilla-io/flotilla/schedulerd/core"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins"
@@ -145,8 +145,8 @@ func RunWith(docs []validation.Document, opt Options) (*Report, error) {
 type world struct {
 	sched     *core.Scheduler
 	templates []*templateDoc
-	policies  []policyd.PolicyCandidate   // key order, as policyd passes them
-	overrides []policyd.OverrideCandidate // key order
+	policies  []binding.Candidate     // key order, as policyd passes them
+	overrides []policy.OverridePolicy // key order
 	clusters  *snapshot
 	// ruleMatches: override policy (render.PolicyName) -> cluster index ->
 	// which of its rules target the cluster, computed once.
@@ -158,21 +158,21 @@ type world struct {
 // templateDoc is one resource template and what the input says about its
 // current binding.
 type templateDoc struct {
-	tmpl    *policyd.Template
+	tmpl    *binding.Template
 	binding *bindingDoc
 }
 
 func newWorld(docs []validation.Document) (*world, error) {
 	w := &world{sched: core.New(plugins.DefaultProfile())}
-	credentials := credentialSecrets(docs)
+	credentials := policy.CredentialSecretsIn(validation.Objects(docs))
 	byKey := map[events.ObjectKey]int{}
 	var clusters []policy.Cluster
 	clusterAt := map[string]int{}
-	policies := map[events.ObjectKey]policyd.PolicyCandidate{}
-	overrides := map[events.ObjectKey]policyd.OverrideCandidate{}
+	policies := map[events.ObjectKey]binding.Candidate{}
+	overrides := map[events.ObjectKey]policy.OverridePolicy{}
 	var bindings []*bindingDoc
 	for _, d := range docs {
-		key := policyd.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+		key := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
 		switch {
 		case d.APIVersion == workAPIVersion && (d.Kind == "ResourceBinding" || d.Kind == "ClusterResourceBinding"):
 			b, err := decodeBinding(d)
@@ -184,19 +184,19 @@ func newWorld(docs []validation.Document) (*world, error) {
 		case d.Kind == "Secret" && d.APIVersion == "v1" && credentials[d.Namespace+"/"+d.Name]:
 			continue // cluster credentials: never a template
 		}
-		switch policyd.RoleOf(d.APIVersion, d.Kind, d.Namespace) {
+		switch events.RoleOf(d.APIVersion, d.Kind, d.Namespace) {
 		case events.RolePolicy:
 			var p policy.PropagationPolicy
 			if err := decodeDoc(d, &p); err != nil {
 				return nil, err
 			}
-			policies[key] = policyd.PolicyCandidate{Key: key, Policy: p}
+			policies[key] = binding.Candidate{Key: key, Policy: p}
 		case events.RoleOverride:
 			var p policy.OverridePolicy
 			if err := decodeDoc(d, &p); err != nil {
 				return nil, err
 			}
-			overrides[key] = policyd.OverrideCandidate{Key: key, Policy: p}
+			overrides[key] = p
 		case events.RoleCluster:
 			var c policy.Cluster
 			if err := decodeDoc(d, &c); err != nil {
@@ -216,7 +216,7 @@ func newWorld(docs []validation.Document) (*world, error) {
 			// scheduler never reads it and the manifests are rendered from
 			// the decoded object, which is what executord decodes it into.
 			rec := events.ObjectRecord{Key: key, APIVersion: d.APIVersion, Role: events.RoleTemplate, Generation: 1}
-			td := &templateDoc{tmpl: policyd.NewTemplate(rec, d.Object)}
+			td := &templateDoc{tmpl: binding.NewTemplate(rec, d.Object)}
 			if i, ok := byKey[key]; ok {
 				w.templates[i] = td // a later document wins; the first position is kept
 			} else {
@@ -242,13 +242,13 @@ func newWorld(docs []validation.Document) (*world, error) {
 			td.tmpl.UID = b.uid // the binding records the template's uid
 		}
 	}
-	w.policies = sortedValues(policies)
-	w.overrides = sortedValues(overrides)
+	w.policies = events.SortedByKey(policies)
+	w.overrides = events.SortedByKey(overrides)
 	w.claims = newClaims(w.policies, w.overrides)
 	w.clusters = newSnapshot(clusters)
 	w.ruleMatches = make(map[string][]string, len(w.overrides))
 	for i := range w.overrides {
-		p := &w.overrides[i].Policy
+		p := &w.overrides[i]
 		bits := make([]string, len(w.clusters.base))
 		for ci := range w.clusters.base {
 			bits[ci] = string(appendRuleBits(nil, p, w.clusters.byName[w.clusters.base[ci].Name]))
@@ -256,45 +256,6 @@ func newWorld(docs []validation.Document) (*world, error) {
 		w.ruleMatches[render.PolicyName(p)] = bits
 	}
 	return w, nil
-}
-
-func sortedValues[V any](m map[events.ObjectKey]V) []V {
-	keys := make([]events.ObjectKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-	out := make([]V, len(keys))
-	for i, k := range keys {
-		out[i] = m[k]
-	}
-	return out
-}
-
-// credentialSecrets names the Secrets that are cluster credentials, as
-// `flotilla apply` does: every Secret in karmada-system and any Secret a
-// Cluster's secretRef names. They are sealed, never propagated.
-func credentialSecrets(docs []validation.Document) map[string]bool {
-	out := map[string]bool{}
-	for _, d := range docs {
-		if d.Kind == "Secret" && d.Namespace == policyd.CredentialsNamespace {
-			out[d.Namespace+"/"+d.Name] = true
-		}
-		if d.Kind == policy.KindCluster && d.APIVersion == policy.ClusterAPIVersion {
-			spec, _ := d.Object["spec"].(map[string]any)
-			for _, field := range []string{"secretRef", "impersonatorSecretRef"} {
-				ref, _ := spec[field].(map[string]any)
-				if name, _ := ref["name"].(string); name != "" {
-					ns, _ := ref["namespace"].(string)
-					if ns == "" {
-						ns = policyd.CredentialsNamespace
-					}
-					out[ns+"/"+name] = true
-				}
-			}
-		}
-	}
-	return out
 }
 
 func decodeDoc(d validation.Document, into any) error {
@@ -326,9 +287,9 @@ func (w *world) simulate(td *templateDoc) Result {
 	}
 	current := td.currentPolicy()
 	c := w.claims.get(facts, current, func() *claim {
-		cl := &claim{policy: policyd.ClaimPolicy(facts, current, w.policies)}
+		cl := &claim{policy: binding.Claim(facts, current, w.policies)}
 		if cl.policy != nil {
-			cl.overrides = policyd.OrderOverrides(facts, w.overrides)
+			cl.overrides = policy.ApplicableOverrides(facts, w.overrides)
 		}
 		return cl
 	})
@@ -338,7 +299,7 @@ func (w *world) simulate(td *templateDoc) Result {
 		return res
 	}
 	res.Policy = &PolicyRef{Kind: claimed.Key.Kind, Namespace: claimed.Key.Namespace, Name: claimed.Key.Name}
-	b := policyd.BuildBinding(t, claimed, c.overrides)
+	b := binding.Build(t, claimed, c.overrides)
 	in := core.Input{Binding: b, Snapshot: w.clusters.forBinding(&b)}
 	if bd := td.binding; bd != nil {
 		in.Previous, in.Evicted, in.Fresh, in.ObservedAffinity = bd.previous, bd.evicted, bd.fresh, bd.observedAffinity
@@ -396,7 +357,7 @@ func (w *world) renderAll(tpl map[string]any, b *events.Binding, c *claim, res *
 	names := c.names()
 	field := ""
 	if b.Replicas > 0 {
-		field = replicaField(tpl)
+		field = policy.ReplicaField(b.APIVersion, b.Key.Kind)
 	}
 	perReplicas := field != "" && c.touch(field)
 	for _, tc := range res.Clusters {
@@ -506,24 +467,6 @@ func matchingOverrides(overrides []policy.OverridePolicy, names []string, bits [
 		m.pols = append(m.pols, q)
 	}
 	return m
-}
-
-// replicaField is the field Render sets the replicas in: spec.replicas of
-// apps Deployment, StatefulSet and ReplicaSet, spec.parallelism of a batch
-// Job, nothing for other kinds (render's setReplicas).
-func replicaField(tpl map[string]any) string {
-	apiVersion, _ := tpl["apiVersion"].(string)
-	group := ""
-	if g, _, ok := strings.Cut(apiVersion, "/"); ok {
-		group = g
-	}
-	switch kind, _ := tpl["kind"].(string); {
-	case group == "apps" && (kind == "Deployment" || kind == "StatefulSet" || kind == "ReplicaSet"):
-		return "replicas"
-	case group == "batch" && kind == "Job":
-		return "parallelism"
-	}
-	return ""
 }
 
 // withReplicas returns obj with spec.<field> set: a copy of the top level

@@ -12,8 +12,9 @@ import (
 	"testing"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/executord/render"
-	"github.com/flotilla-io/flotilla/policyd"
+	"github.com/flotilla-io/flotilla/policyd/binding"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
@@ -398,8 +399,8 @@ spec:
 			}
 		}
 		facts := td.tmpl.Facts()
-		claimed := policyd.ClaimPolicy(facts, td.currentPolicy(), w.policies)
-		b := policyd.BuildBinding(td.tmpl, claimed, policyd.OrderOverrides(facts, w.overrides))
+		claimed := binding.Claim(facts, td.currentPolicy(), w.policies)
+		b := binding.Build(td.tmpl, claimed, policy.ApplicableOverrides(facts, w.overrides))
 		for _, tc := range res.Clusters {
 			var rp *int32
 			if b.Replicas > 0 {
@@ -459,7 +460,7 @@ spec:
 	w, _ := newWorld(docs)
 	td := w.templates[0]
 	facts := td.tmpl.Facts()
-	b := policyd.BuildBinding(td.tmpl, policyd.ClaimPolicy(facts, nil, w.policies), policyd.OrderOverrides(facts, w.overrides))
+	b := binding.Build(td.tmpl, binding.Claim(facts, nil, w.policies), policy.ApplicableOverrides(facts, w.overrides))
 	six := int32(6)
 	_, _, want := render.Render(td.tmpl.Object, w.clusters.renderCluster("b"), b.Overrides, &six)
 	if want == nil || r.RenderErrors["b"] != want.Error() || !strings.Contains(want.Error(), "overrideRules[1]") {

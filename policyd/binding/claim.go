@@ -1,26 +1,28 @@
-package policyd
+package binding
 
 import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
 )
 
-// candidatePolicy is a propagation policy as the matcher sees it.
-type candidatePolicy struct {
-	Key    events.ObjectKey // Kind PropagationPolicy or ClusterPropagationPolicy
+// Candidate is a propagation policy as Claim takes it: its key (Kind
+// PropagationPolicy or ClusterPropagationPolicy) and the decoded object.
+type Candidate struct {
+	Key    events.ObjectKey
 	Policy policy.PropagationPolicy
 }
 
-// ClaimPolicy picks the propagation policy for a template, as Karmada's
+// Claim picks the propagation policy for a template, as Karmada's
 // detector does (reference §7): a template already claimed by a policy that
 // still matches keeps it (unless a preempting policy of strictly higher
 // priority, or a PropagationPolicy over a ClusterPropagationPolicy, asks
 // for it); otherwise the namespace's PropagationPolicies are considered
 // first and ClusterPropagationPolicies only if none matches; among matches
 // the highest explicit priority wins, then the highest implicit priority
-// (name > label selector > match-all), then the smallest name.
-func ClaimPolicy(r policy.ResourceFacts, current *events.PolicyRef, pols []candidatePolicy) *candidatePolicy {
-	var claimed *candidatePolicy
+// (name > label selector > match-all), then the smallest name. It returns
+// nil when no policy matches; the result points into pols.
+func Claim(r policy.ResourceFacts, current *events.PolicyRef, pols []Candidate) *Candidate {
+	var claimed *Candidate
 	if current != nil {
 		for i := range pols {
 			p := &pols[i]
@@ -45,15 +47,15 @@ func ClaimPolicy(r policy.ResourceFacts, current *events.PolicyRef, pols []candi
 	return claimed
 }
 
-func matches(p *candidatePolicy, r policy.ResourceFacts) bool {
+func matches(p *Candidate, r policy.ResourceFacts) bool {
 	if p.Key.Kind == policy.KindPropagationPolicy && p.Key.Namespace != r.Namespace {
 		return false
 	}
 	return policy.SelectorsPriority(p.Policy.Spec.ResourceSelectors, r) > policy.PriorityMisMatch
 }
 
-func bestOf(r policy.ResourceFacts, pols []candidatePolicy, kind string) *candidatePolicy {
-	var best *candidatePolicy
+func bestOf(r policy.ResourceFacts, pols []Candidate, kind string) *Candidate {
+	var best *Candidate
 	var bestImplicit policy.SelectorPriority
 	for i := range pols {
 		p := &pols[i]
@@ -68,7 +70,7 @@ func bestOf(r policy.ResourceFacts, pols []candidatePolicy, kind string) *candid
 	return best
 }
 
-func better(a *candidatePolicy, ai policy.SelectorPriority, b *candidatePolicy, bi policy.SelectorPriority) bool {
+func better(a *Candidate, ai policy.SelectorPriority, b *Candidate, bi policy.SelectorPriority) bool {
 	if pa, pb := explicitPriority(a), explicitPriority(b); pa != pb {
 		return pa > pb
 	}
@@ -78,7 +80,7 @@ func better(a *candidatePolicy, ai policy.SelectorPriority, b *candidatePolicy, 
 	return a.Key.Name < b.Key.Name
 }
 
-func explicitPriority(p *candidatePolicy) int32 {
+func explicitPriority(p *Candidate) int32 {
 	if p.Policy.Spec.Priority == nil {
 		return 0
 	}
@@ -89,7 +91,7 @@ func explicitPriority(p *candidatePolicy) int32 {
 // PropagationPolicy takes from a lower-priority PropagationPolicy or from any
 // ClusterPropagationPolicy; a ClusterPropagationPolicy only from a
 // lower-priority ClusterPropagationPolicy.
-func preempts(challenger, holder *candidatePolicy) bool {
+func preempts(challenger, holder *Candidate) bool {
 	if challenger.Policy.Spec.Preemption != "Always" {
 		return false
 	}
@@ -98,9 +100,3 @@ func preempts(challenger, holder *candidatePolicy) bool {
 	}
 	return holder.Key.Kind == policy.KindClusterPropagationPolicy && explicitPriority(challenger) > explicitPriority(holder)
 }
-
-// PolicyCandidate is a propagation policy as ClaimPolicy takes it: its key
-// (Kind PropagationPolicy or ClusterPropagationPolicy) and the decoded
-// object. Exported so that `flotilla simulate` claims templates from plain
-// values with exactly policyd's rules.
-type PolicyCandidate = candidatePolicy

@@ -1,0 +1,33 @@
+package events
+
+import "github.com/flotilla-io/flotilla/events/policy"
+
+// Object roles: what policyd takes an accepted object for
+// (ObjectRecord.Role).
+const (
+	RoleTemplate = "template"
+	RolePolicy   = "policy"
+	RoleOverride = "override"
+	RoleCluster  = "cluster"
+	// RoleCredentials marks sealed Secrets: cluster credentials, never
+	// templates.
+	RoleCredentials = "credentials"
+)
+
+// RoleOf says what policyd takes an object of apiVersion and kind in
+// namespace for: a propagation policy, an override policy, a Cluster,
+// cluster credentials (a Secret in policy.CredentialsNamespace) or else a
+// resource template.
+func RoleOf(apiVersion, kind, namespace string) string {
+	switch {
+	case apiVersion == policy.PolicyAPIVersion && (kind == policy.KindPropagationPolicy || kind == policy.KindClusterPropagationPolicy):
+		return RolePolicy
+	case apiVersion == policy.PolicyAPIVersion && (kind == policy.KindOverridePolicy || kind == policy.KindClusterOverridePolicy):
+		return RoleOverride
+	case apiVersion == policy.ClusterAPIVersion && kind == policy.KindCluster:
+		return RoleCluster
+	case apiVersion == "v1" && kind == "Secret" && namespace == policy.CredentialsNamespace:
+		return RoleCredentials
+	}
+	return RoleTemplate
+}
