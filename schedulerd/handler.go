@@ -321,21 +321,20 @@ func (h *Handler) rescheduleAfterClusterChange(ctx context.Context, cause events
 	return nil
 }
 
+// followsClusterChanges: core.FollowsClusterChanges for a held binding.
 func (h *Handler) followsClusterChanges(k events.ObjectKey) bool {
 	b := h.bindings[k]
-	last, placed := h.placements[k]
-	if !placed || !last.Scheduled {
-		return true
+	var prev *events.PlacementDecision
+	if last, placed := h.placements[k]; placed {
+		prev = &last
 	}
-	if b.Replicas == 0 || b.Spec == nil || b.Spec.Placement.Strategy() == policy.StrategyDuplicated {
-		return true
-	}
-	for _, tc := range last.Clusters {
-		if m, ok := h.members[tc.Name]; !ok || m.reg.Spec.APIEndpoint == "" && m.reg.Generation == 0 {
-			return true // a cluster in the result is gone
-		}
-	}
-	return false
+	return core.FollowsClusterChanges(&b, prev, h.gone)
+}
+
+// gone reports whether a cluster has left (or was never registered).
+func (h *Handler) gone(cluster string) bool {
+	m, ok := h.members[cluster]
+	return !ok || m.reg.Spec.APIEndpoint == "" && m.reg.Generation == 0
 }
 
 // snapshot builds the scheduler's view of the members, sorted by name.

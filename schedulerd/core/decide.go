@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/schedulerd/framework"
 )
 
@@ -110,4 +111,19 @@ func withoutEvicted(prev []events.TargetCluster, evs []events.Eviction) []events
 		}
 	}
 	return out
+}
+
+// FollowsClusterChanges reports whether a change of the member clusters
+// must decide the binding again (reference §1.1): one not placed yet (last
+// nil, or not scheduled), a Duplicated or non-workload one (it goes to
+// every fitting cluster), and one placed on a cluster that left (gone).
+// Any other keeps its placement until its binding changes.
+func FollowsClusterChanges(b *events.Binding, last *events.PlacementDecision, gone func(cluster string) bool) bool {
+	if last == nil || !last.Scheduled {
+		return true
+	}
+	if b.Replicas == 0 || b.Spec == nil || b.Spec.Placement.Strategy() == policy.StrategyDuplicated {
+		return true
+	}
+	return slices.ContainsFunc(last.Clusters, func(tc events.TargetCluster) bool { return gone(tc.Name) })
 }

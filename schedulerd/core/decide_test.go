@@ -186,3 +186,36 @@ func TestDecideStampsTheDecision(t *testing.T) {
 		t.Errorf("stamp (-want +got):\n%s", diff)
 	}
 }
+
+func TestFollowsClusterChanges(t *testing.T) {
+	dynamic := deployment("web", 6, policy.Placement{ReplicaScheduling: dynamicWeighted()})
+	dup := deployment("web", 6, policy.Placement{ReplicaScheduling: duplicated()})
+	service := deployment("web", 0, policy.Placement{ReplicaScheduling: dynamicWeighted()})
+	noSpec := deployment("web", 6, policy.Placement{})
+	noSpec.Spec = nil
+	placedOn := func(scheduled bool, targets string) *events.PlacementDecision {
+		return &events.PlacementDecision{Scheduled: scheduled, Clusters: targetsOf(targets)}
+	}
+	tests := []struct {
+		name string
+		b    events.Binding
+		last *events.PlacementDecision
+		want bool
+	}{
+		{"a binding never placed follows", dynamic, nil, true},
+		{"a binding that could not be placed follows", dynamic, placedOn(false, ""), true},
+		{"a divided workload placed on clusters still there stays", dynamic, placedOn(true, "a:4 b:2"), false},
+		{"a divided workload placed on a cluster that left follows", dynamic, placedOn(true, "a:4 gone:2"), true},
+		{"a Duplicated workload follows", dup, placedOn(true, "a:6 b:6"), true},
+		{"a template without replicas follows", service, placedOn(true, "a:0 b:0"), true},
+		{"a binding without a policy spec follows", noSpec, placedOn(true, "a:6"), true},
+	}
+	gone := func(c string) bool { return c == "gone" }
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FollowsClusterChanges(&tt.b, tt.last, gone); got != tt.want {
+				t.Errorf("FollowsClusterChanges = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
