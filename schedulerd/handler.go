@@ -408,6 +408,7 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	r := b.RescheduleRequestedAt
 	fresh := r != nil && (!hadLast || r.After(last.DecidedAt))
 	p := h.sched.Decide(core.DecideInput{Binding: b, Snapshot: h.snap, Previous: prev, Evictions: evs, Fresh: fresh, Now: h.now()})
+	p.Binding = &b
 	if hadLast && samePlacement(last, p) {
 		h.metrics.decisions.WithLabelValues("unchanged").Inc()
 		return nil

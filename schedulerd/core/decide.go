@@ -17,8 +17,7 @@ import (
 
 // DecideInput is everything one placement decision depends on.
 type DecideInput struct {
-	// Binding is the binding to place (see Input.Binding). The decision
-	// embeds a copy of it.
+	// Binding is the binding to place (see Input.Binding).
 	Binding events.Binding
 	// Snapshot is the cluster snapshot (framework.NewSnapshot).
 	Snapshot *framework.Snapshot
@@ -35,7 +34,9 @@ type DecideInput struct {
 	Now time.Time
 }
 
-// Decide places in.Binding and returns the decision as a placement:
+// Decide places in.Binding and returns the decision as a placement, all
+// but its Binding, which the caller embeds when it publishes it (a copy
+// here would cost simulate an allocation per template):
 //
 //   - The evicted clusters are no candidates, and their replicas are
 //     placed again: Schedule sees the previous placement without them
@@ -71,11 +72,11 @@ func (s *Scheduler) Decide(in DecideInput) events.PlacementDecision {
 		evs = nil
 	}
 	res := s.Schedule(sin)
-	b := in.Binding
+	b := &in.Binding
 	p := events.PlacementDecision{
 		Key: b.Key, Generation: b.Generation, BindingRevision: b.Revision, Scheduled: res.Scheduled, Clusters: res.Clusters,
 		Strategy: res.Strategy, Feasible: res.Feasible, Diagnosis: res.Diagnosis, Scores: res.Scores, Division: res.Division,
-		Error: res.Error, Warnings: res.Warnings, Binding: &b, DecidedAt: in.Now.UTC(), Evictions: evs,
+		Error: res.Error, Warnings: res.Warnings, DecidedAt: in.Now.UTC(), Evictions: evs,
 	}
 	switch {
 	case res.Scheduled:
