@@ -321,21 +321,20 @@ func (h *Handler) rescheduleAfterClusterChange(ctx context.Context, cause events
 	return nil
 }
 
+// followsClusterChanges: core.FollowsClusterChanges for a held binding.
 func (h *Handler) followsClusterChanges(k events.ObjectKey) bool {
 	b := h.bindings[k]
-	last, placed := h.placements[k]
-	if !placed || !last.Scheduled {
-		return true
+	var prev *events.PlacementDecision
+	if last, placed := h.placements[k]; placed {
+		prev = &last
 	}
-	if b.Replicas == 0 || b.Spec == nil || b.Spec.Placement.Strategy() == policy.StrategyDuplicated {
-		return true
-	}
-	for _, tc := range last.Clusters {
-		if m, ok := h.members[tc.Name]; !ok || m.reg.Spec.APIEndpoint == "" && m.reg.Generation == 0 {
-			return true // a cluster in the result is gone
-		}
-	}
-	return false
+	return core.FollowsClusterChanges(&b, prev, h.gone)
+}
+
+// gone reports whether a cluster has left (or was never registered).
+func (h *Handler) gone(cluster string) bool {
+	m, ok := h.members[cluster]
+	return !ok || m.reg.Spec.APIEndpoint == "" && m.reg.Generation == 0
 }
 
 // snapshot builds the scheduler's view of the members, sorted by name.
@@ -376,18 +375,13 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 }
 
 // decide is schedule with the binding's evictions given (nil: the ones its
-// current placement carries). Evicted clusters are no candidates and their
-// replicas are placed again (reference §6.4); an explicit reschedule
-// forgets the evictions whose copies are purged, so work may move back.
+// current placement carries); core.Decide holds the rules.
 func (h *Handler) decide(ctx context.Context, cause events.Event, k events.ObjectKey, evs []events.Eviction) error {
 	b, ok := h.bindings[k]
 	if !ok {
 		return nil
 	}
 	last, hadLast := h.placements[k]
-	if evs == nil && hadLast {
-		evs = last.Evictions
-	}
 	switch {
 	case h.snap == nil:
 		h.snap = framework.NewSnapshot(h.snapshot())
@@ -405,38 +399,16 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 		h.snap = h.snap.WithAllocating(alloc)
 		clear(h.reserved.changed)
 	}
-	in := core.Input{Binding: b, Snapshot: h.snap}
+	var prev *events.PlacementDecision
 	if hadLast {
-		in.Previous, in.ObservedAffinity = last.Clusters, last.AffinityName
+		prev = &last
 	}
-	// An explicit reschedule newer than the last decision asks for a Fresh
-	// division (reference §1.1 rule 3, §2.5).
-	if r := b.RescheduleRequestedAt; r != nil && (!hadLast || r.After(last.DecidedAt)) {
-		in.Fresh = true
-		// The reschedule forgets purged evictions, and ends purgeMode Never
-		// ones (it stands in for Karmada's suppressDeletion: false).
-		evs = slices.DeleteFunc(slices.Clone(evs), func(e events.Eviction) bool { return !e.Kept() || e.PurgeMode == events.PurgeNever })
-	}
-	in.Evicted, in.Previous = evictedNames(evs), withoutEvicted(in.Previous, evs)
-	res := h.sched.Schedule(in)
-	if len(evs) == 0 {
-		evs = nil
-	}
-	p := events.PlacementDecision{
-		Key: k, Generation: b.Generation, BindingRevision: b.Revision, Scheduled: res.Scheduled, Clusters: res.Clusters,
-		Strategy: res.Strategy, Feasible: res.Feasible, Diagnosis: res.Diagnosis, Scores: res.Scores, Division: res.Division,
-		Error: res.Error, Warnings: res.Warnings, Binding: &b, DecidedAt: h.now().UTC(), Evictions: evs,
-	}
-	if res.Scheduled {
-		p.AffinityName = res.AffinityName
-	} else if hadLast {
-		p.AffinityName = last.AffinityName // a failed pass does not move the observed term
-	}
-	if !res.Scheduled && !res.Unfit && hadLast {
-		// Karmada keeps the current result after any failure other than
-		// "no cluster fits" (reference §1.2): the workload stays where it runs.
-		p.Clusters = in.Previous
-	}
+	// An explicit reschedule newer than the last decision asks for a fresh
+	// one (reference §1.1 rule 3, §2.5).
+	r := b.RescheduleRequestedAt
+	fresh := r != nil && (!hadLast || r.After(last.DecidedAt))
+	p := h.sched.Decide(core.DecideInput{Binding: b, Snapshot: h.snap, Previous: prev, Evictions: evs, Fresh: fresh, Now: h.now()})
+	p.Binding = &b
 	if hadLast && samePlacement(last, p) {
 		h.metrics.decisions.WithLabelValues("unchanged").Inc()
 		return nil

@@ -398,27 +398,3 @@ func (h *Handler) logf(what string, k events.ObjectKey, e events.Eviction, from,
 	h.log.Info(what, zap.String("workload", k.String()), zap.String("cluster", e.Cluster), zap.String("reason", e.Reason),
 		zap.String("message", e.Message), zap.String("purge", e.PurgeReason), zap.String("from", events.FormatTargets(from)), zap.String("to", events.FormatTargets(to)))
 }
-
-// evictedNames lists the clusters a placement's evictions keep out.
-func evictedNames(evs []events.Eviction) []string {
-	out := make([]string, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, e.Cluster)
-	}
-	return out
-}
-
-// withoutEvicted is the previous result minus the evicted clusters: their
-// replicas are the ones to place again.
-func withoutEvicted(prev []events.TargetCluster, evs []events.Eviction) []events.TargetCluster {
-	if len(evs) == 0 {
-		return prev
-	}
-	out := make([]events.TargetCluster, 0, len(prev))
-	for _, c := range prev {
-		if !slices.ContainsFunc(evs, func(e events.Eviction) bool { return e.Cluster == c.Name }) {
-			out = append(out, c)
-		}
-	}
-	return out
-}

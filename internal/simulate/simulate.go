@@ -52,8 +52,8 @@ type Result struct {
 	Scheduled bool       `json:"scheduled"`
 	// Clusters is the placement as Karmada's ResourceBinding would hold it
 	// (spec.clusters), sorted by name. After a failure other than "no
-	// cluster fits" it is the current placement given in the input, which
-	// Karmada keeps.
+	// cluster fits" it is the current placement given in the input (less
+	// the clusters of its graceful eviction tasks), which Karmada keeps.
 	Clusters []events.TargetCluster `json:"clusters"`
 	// Feasible names the clusters that passed every filter, sorted.
 	Feasible []string `json:"feasible"`
@@ -300,26 +300,26 @@ func (w *world) simulate(td *templateDoc) Result {
 	}
 	res.Policy = &PolicyRef{Kind: claimed.Key.Kind, Namespace: claimed.Key.Namespace, Name: claimed.Key.Name}
 	b := binding.Build(t, claimed, c.overrides)
-	in := core.Input{Binding: b, Snapshot: w.clusters.forBinding(&b)}
+	in := core.DecideInput{Binding: b, Snapshot: w.clusters.forBinding(&b)}
 	if bd := td.binding; bd != nil {
-		in.Previous, in.Evicted, in.Fresh, in.ObservedAffinity = bd.previous, bd.evicted, bd.fresh, bd.observedAffinity
+		// The ResourceBinding is the current placement; its graceful
+		// eviction tasks are kept evictions.
+		in.Previous = &events.PlacementDecision{Clusters: bd.previous, AffinityName: bd.observedAffinity}
+		in.Fresh = bd.fresh
+		for _, c := range bd.evicted {
+			in.Previous.Evictions = append(in.Previous.Evictions, events.Eviction{Cluster: c})
+		}
 	}
-	sr := w.sched.Schedule(in)
-	res.Scheduled, res.Error, res.Warnings = sr.Scheduled, sr.Error, sr.Warnings
-	if sr.Feasible != nil {
-		res.Feasible = sr.Feasible
+	p := w.sched.Decide(in)
+	res.Scheduled, res.Error, res.Warnings = p.Scheduled, p.Error, p.Warnings
+	if p.Feasible != nil {
+		res.Feasible = p.Feasible
 	}
-	if sr.Diagnosis != nil {
-		res.Diagnosis = sr.Diagnosis
+	if p.Diagnosis != nil {
+		res.Diagnosis = p.Diagnosis
 	}
-	targets := sr.Clusters
-	if !sr.Scheduled && !sr.Unfit {
-		// Karmada keeps the current result after any failure other than
-		// "no cluster fits" (reference §1.2), as schedulerd does.
-		targets = in.Previous
-	}
-	if len(targets) > 0 {
-		res.Clusters = slices.Clone(targets)
+	if len(p.Clusters) > 0 {
+		res.Clusters = slices.Clone(p.Clusters)
 		slices.SortStableFunc(res.Clusters, func(a, b events.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
 	}
 	w.renderAll(t.Object, &b, c, &res)

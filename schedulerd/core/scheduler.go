@@ -76,7 +76,7 @@ type Result struct {
 	// Error says why the binding is unschedulable; "" when Scheduled.
 	Error string
 	// Unfit: the failure is "no cluster fits" (the filters left nothing).
-	// A caller then clears the binding's placement; after any other failure
+	// Decide then clears the binding's placement; after any other failure
 	// it keeps the current one (reference §1.2).
 	Unfit bool
 	// AffinityName is the clusterAffinities term this result was computed
