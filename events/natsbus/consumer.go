@@ -109,7 +109,7 @@ func (c *Consumer) Ready() error {
 	if p := c.held.Load(); p != nil {
 		if n, oldest := p.holding(); n > 0 {
 			return fmt.Errorf("consumer %s stuck: no message settled for %s while it holds %d (the oldest, on %s, for %s)",
-				c.spec.Name, idle.Round(time.Second), n, oldest.m.Subject(), time.Since(oldest.start).Round(time.Second))
+				c.spec.Name, idle.Round(100*time.Millisecond), n, oldest.m.Subject(), time.Since(oldest.start).Round(100*time.Millisecond))
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -124,7 +124,7 @@ func (c *Consumer) Ready() error {
 	}
 	seen := c.undelivered.Swap(info.Delivered.Consumer + 1)
 	if seen == info.Delivered.Consumer+1 {
-		return fmt.Errorf("consumer %s stuck: %d messages wait in the stream and none was delivered for %s", c.spec.Name, info.NumPending, idle.Round(time.Second))
+		return fmt.Errorf("consumer %s stuck: %d messages wait in the stream and none was delivered for %s", c.spec.Name, info.NumPending, idle.Round(100*time.Millisecond))
 	}
 	return nil
 }

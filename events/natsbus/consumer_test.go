@@ -27,6 +27,22 @@ func publishOn(t *testing.T, bus *natsbus.Bus, names ...string) {
 	}
 }
 
+// bound starts a server, publishes an event per name (see publishOn) and
+// binds spec's consumer to the binding subjects; ctx ends with the test.
+func bound(t *testing.T, spec natsbus.ConsumerSpec, names ...string) (context.Context, *natsbus.Bus, *natsbus.Consumer) {
+	t.Helper()
+	_, bus := eventstest.Server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	publishOn(t, bus, names...)
+	spec.Stream, spec.Subjects = events.StreamPolicy, []string{events.AllBindings}
+	c, err := bus.Bind(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, bus, c
+}
+
 func dataOf(e events.Event) string {
 	var s string
 	_ = events.Decode(e, &s)
@@ -34,14 +50,7 @@ func dataOf(e events.Event) string {
 }
 
 func TestALongHandlerHoldsBackOnlyItsOwnSubject(t *testing.T) {
-	_, bus := eventstest.Server(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	publishOn(t, bus, "slow1", "slow2", "fast1", "fast2", "fast3")
-	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: "test-lanes", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings}, Concurrency: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, c := bound(t, natsbus.ConsumerSpec{Name: "test-lanes", Concurrency: 4}, "slow1", "slow2", "fast1", "fast2", "fast3")
 	release := make(chan struct{})
 	var mu sync.Mutex
 	var order []string
@@ -71,15 +80,7 @@ func TestALongHandlerHoldsBackOnlyItsOwnSubject(t *testing.T) {
 }
 
 func TestAHandlerPastItsDeadlineIsCancelledNakdAndHandledAgain(t *testing.T) {
-	_, bus := eventstest.Server(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	publishOn(t, bus, "app1")
-	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: "test-deadline", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings},
-		Deadline: 200 * time.Millisecond, BackOff: []time.Duration{100 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, bus, c := bound(t, natsbus.ConsumerSpec{Name: "test-deadline", Deadline: 200 * time.Millisecond, BackOff: []time.Duration{100 * time.Millisecond}}, "app1")
 	var mu sync.Mutex
 	var results []error
 	go c.Run(ctx, func(ctx context.Context, e events.Event) error {
@@ -108,15 +109,7 @@ func TestAHandlerPastItsDeadlineIsCancelledNakdAndHandledAgain(t *testing.T) {
 }
 
 func TestAHandlerWithinItsDeadlineIsKeptFromRedeliveryByHeartbeats(t *testing.T) {
-	_, bus := eventstest.Server(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	publishOn(t, bus, "app1")
-	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: "test-heartbeat", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings},
-		AckWait: 300 * time.Millisecond, Deadline: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, bus, c := bound(t, natsbus.ConsumerSpec{Name: "test-heartbeat", AckWait: 300 * time.Millisecond, Deadline: 5 * time.Second}, "app1")
 	var mu sync.Mutex
 	calls := 0
 	go c.Run(ctx, func(ctx context.Context, e events.Event) error {
@@ -138,14 +131,8 @@ func TestAHandlerWithinItsDeadlineIsKeptFromRedeliveryByHeartbeats(t *testing.T)
 }
 
 func TestReadyReportsAConsumerStuckOnAHandlerAndRecoversWhenItReturns(t *testing.T) {
-	_, bus := eventstest.Server(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	const deadline = 300 * time.Millisecond
-	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: "test-stuck", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings}, Deadline: deadline})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, bus, c := bound(t, natsbus.ConsumerSpec{Name: "test-stuck", Deadline: deadline})
 	release := make(chan struct{})
 	go c.Run(ctx, func(ctx context.Context, e events.Event) error {
 		if dataOf(e) == "app1" {
@@ -160,7 +147,7 @@ func TestReadyReportsAConsumerStuckOnAHandlerAndRecoversWhenItReturns(t *testing
 	}
 	publishOn(t, bus, "app1", "other1")
 	waitFor(t, "the consumer reported stuck", func() bool { return c.Ready() != nil })
-	if err := c.Ready(); !strings.Contains(err.Error(), "consumer test-stuck stuck") || !strings.Contains(err.Error(), "holds 2") {
+	if err := c.Ready(); !strings.Contains(err.Error(), "consumer test-stuck stuck") || !strings.Contains(err.Error(), "while it holds 1 (the oldest, on flotilla.binding.default.apps.Deployment.app,") {
 		t.Fatalf("Ready() = %v, want it to name the consumer and what it holds", err)
 	}
 	close(release)

@@ -25,8 +25,13 @@ func newLanes(n int) *lanes {
 
 // run gives f to key's lane. If the key's lane runs, f waits behind it
 // and run returns at once; otherwise run waits for a free lane, and
-// returns false without running f if ctx ends first.
+// returns false without running f if ctx ends first. run is called from
+// one goroutine.
 func (l *lanes) run(ctx context.Context, key string, f func()) bool {
+	if cap(l.slots) == 1 {
+		f() // one lane: nothing can queue behind f, so f runs here
+		return true
+	}
 	l.mu.Lock()
 	if q, busy := l.queued[key]; busy {
 		l.queued[key] = append(q, f)
