@@ -90,7 +90,10 @@ func (d *Daemon) logBadRule(key events.ObjectKey, e *RuleError) {
 }
 
 func natsbusSpec(cluster string) natsbus.ConsumerSpec {
-	return natsbus.ConsumerSpec{Name: ConsumerFor(cluster), Stream: events.StreamPlacement, Subjects: []string{events.AllPlacements}, StartLastPerSubject: true}
+	// Applying to a member is the slowest handling there is (API round
+	// trips under the client's QPS limit): a longer deadline than the default.
+	return natsbus.ConsumerSpec{Name: ConsumerFor(cluster), Stream: events.StreamPlacement, Subjects: []string{events.AllPlacements}, StartLastPerSubject: true,
+		Deadline: 2 * time.Minute}
 }
 
 // Run serves the member clusters until ctx is done.

@@ -26,7 +26,25 @@ type ConsumerSpec struct {
 	StartLastPerSubject bool
 	MaxDeliver          int             // default 6
 	BackOff             []time.Duration // delays between redeliveries; default 1s, 5s, 15s, 30s, 60s
-	AckWait             time.Duration   // default 60s
+	// AckWait is how long JetStream waits for an acknowledgement before it
+	// redelivers (default 10s): after a crash, what the crashed process had
+	// taken is handled again this long after it died. Messages this process
+	// holds get an InProgress heartbeat every AckWait/3, however long they
+	// wait.
+	AckWait time.Duration
+	// Prefetch is how many messages are fetched ahead (default 64).
+	Prefetch int
+	// Deadline bounds one handler call (default 30s): the handler's context
+	// is cancelled then, and an error it returns is Nak'd with the backoff
+	// like any other. It is also how long a consumer holding messages may go
+	// without settling one before Ready reports it stuck.
+	Deadline time.Duration
+	// Concurrency is how many subjects are handled at once (default 1: one
+	// message at a time, in stream order). Messages of one subject are
+	// handled one at a time in stream order whatever Concurrency is; above 1
+	// the handler is called concurrently for distinct subjects, so a long
+	// call holds back only its own subject.
+	Concurrency int
 }
 
 func (s *ConsumerSpec) defaults() {
@@ -37,9 +55,25 @@ func (s *ConsumerSpec) defaults() {
 		s.BackOff = []time.Duration{time.Second, 5 * time.Second, 15 * time.Second, 30 * time.Second, time.Minute}
 	}
 	if s.AckWait == 0 {
-		s.AckWait = time.Minute
+		s.AckWait = DefaultAckWait
+	}
+	if s.Prefetch == 0 {
+		s.Prefetch = DefaultPrefetch
+	}
+	if s.Deadline == 0 {
+		s.Deadline = DefaultDeadline
+	}
+	if s.Concurrency == 0 {
+		s.Concurrency = 1
 	}
 }
+
+// Consumer defaults (DESIGN.md §4 has the measurements behind them).
+const (
+	DefaultAckWait  = 10 * time.Second
+	DefaultPrefetch = 64
+	DefaultDeadline = 30 * time.Second
+)
 
 // Consumer is a bound durable consumer.
 type Consumer struct {
@@ -47,9 +81,20 @@ type Consumer struct {
 	spec    ConsumerSpec
 	c       jetstream.Consumer
 	running atomic.Bool
+	// progress is when Run last settled a message, or took one while it
+	// held none, in Unix nanoseconds; held is the running Run's pipeline.
+	progress atomic.Int64
+	held     atomic.Pointer[pipeline]
+	// undelivered is 1 + the consumer's delivered sequence when Ready last
+	// saw messages waiting in the stream, 0 if it saw none.
+	undelivered atomic.Uint64
 }
 
-// Ready reports whether Run is pulling messages (for /readyz).
+// Ready reports whether Run is pulling messages and making progress (for
+// /readyz). A consumer is stuck, and the error names it, when for longer
+// than its Deadline it has settled no message while it holds some, or
+// while messages wait in the stream and none was delivered between two
+// calls of Ready.
 func (c *Consumer) Ready() error {
 	if c == nil || !c.running.Load() {
 		return errors.New("consumer not running")
@@ -57,12 +102,37 @@ func (c *Consumer) Ready() error {
 	if !c.bus.Connected() {
 		return errors.New("NATS disconnected")
 	}
+	idle := time.Since(time.Unix(0, c.progress.Load()))
+	if idle <= c.spec.Deadline {
+		return nil
+	}
+	if p := c.held.Load(); p != nil {
+		if n, oldest := p.holding(); n > 0 {
+			return fmt.Errorf("consumer %s stuck: no message settled for %s while it holds %d (the oldest, on %s, for %s)",
+				c.spec.Name, idle.Round(100*time.Millisecond), n, oldest.m.Subject(), time.Since(oldest.start).Round(100*time.Millisecond))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	info, err := c.c.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("consumer %s: %w", c.spec.Name, err)
+	}
+	if info.NumPending == 0 {
+		c.undelivered.Store(0)
+		return nil
+	}
+	seen := c.undelivered.Swap(info.Delivered.Consumer + 1)
+	if seen == info.Delivered.Consumer+1 {
+		return fmt.Errorf("consumer %s stuck: %d messages wait in the stream and none was delivered for %s", c.spec.Name, info.NumPending, idle.Round(100*time.Millisecond))
+	}
 	return nil
 }
 
 // Bind creates the durable consumer if missing (idempotently) and returns it.
 // An existing consumer keeps its position: a restarted daemon resumes where
-// it stopped and loses nothing published meanwhile.
+// it stopped and loses nothing published meanwhile. Its AckWait is updated
+// to spec's, so that a changed default reaches consumers created before.
 func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 	spec.defaults()
 	deliver := jetstream.DeliverAllPolicy
@@ -85,6 +155,11 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 			c, err = b.js.Consumer(ctx, spec.Stream, spec.Name)
 		}
 	}
+	if err == nil && c.CachedInfo().Config.AckWait != spec.AckWait {
+		update := c.CachedInfo().Config
+		update.AckWait = spec.AckWait
+		c, err = b.js.UpdateConsumer(ctx, spec.Stream, update)
+	}
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("consumer %s: %w", spec.Name, ErrStreamMissing)
 	}
@@ -94,8 +169,8 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 	return &Consumer{bus: b, spec: spec, c: c}, nil
 }
 
-// Run hands every message to h, one at a time, until ctx is done, and maps
-// the outcome to an acknowledgement in one place:
+// Run hands every message to h until ctx is done, and maps the outcome to
+// an acknowledgement in one place:
 //
 //	nil                 -> Ack
 //	events.Permanent    -> dead-letter with the reason, then Term
@@ -104,6 +179,15 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 //	                       attempts the event is dead-lettered and terminated
 //
 // A message that is not a valid CloudEvent is dead-lettered without calling h.
+//
+// Messages of one subject are handed to h one at a time in stream order;
+// up to Concurrency subjects are handled at once (see ConsumerSpec). Each
+// call's context is cancelled after the Deadline; an error h returns then
+// is mapped as above (a plain error: Nak with the backoff), a nil is
+// acknowledged, as the work is done. From the moment it is fetched until
+// it is settled, a message gets an InProgress heartbeat every AckWait/3,
+// so it is not redelivered while this process holds it, even while h runs
+// past its deadline (it is never lost; Ready reports the consumer stuck).
 //
 // Events h publishes with Bus.PublishDeferred are its message's effects: the
 // message is acknowledged (or Nak'd, dead-lettered, terminated) only once
@@ -114,17 +198,21 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 // state on and would see nothing to do on a redelivery. If ctx ends first
 // the message is left unacknowledged and is redelivered after AckWait, to a
 // daemon that has rebuilt its state from the streams. A redelivery of a
-// message still waiting for its effects is not handed to h again.
+// message this process still holds is not handed to h again.
 func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
-	it, err := c.c.Messages(jetstream.PullMaxMessages(pullBatch))
+	it, err := c.c.Messages(jetstream.PullMaxMessages(c.spec.Prefetch))
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", c.spec.Name, err)
 	}
 	go func() { <-ctx.Done(); it.Stop() }()
 	p := newPipeline(c)
 	defer p.close()
+	l := newLanes(c.spec.Concurrency)
+	defer l.wait() // before p.close: no handler may queue once it is closed
 	go p.settleInOrder(ctx)
 	go p.keepAlive(ctx)
+	c.held.Store(p)
+	c.progress.Store(time.Now().UnixNano())
 	c.running.Store(true)
 	defer c.running.Store(false)
 	for {
@@ -136,38 +224,48 @@ func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
 			c.bus.log.Warn("consumer fetch", zap.String("consumer", c.spec.Name), zap.Error(err))
 			continue
 		}
-		c.handle(ctx, m, h, p)
+		d := p.receive(m)
+		if d == nil {
+			continue // a redelivery of a message still held
+		}
+		if !l.run(ctx, m.Subject(), func() { c.handle(ctx, d, h, p) }) {
+			p.release(d)
+		}
 	}
 }
 
-// pullBatch is how many messages a consumer asks for at a time.
-const pullBatch = 256
+// settleQueue is how many handled messages may wait for their effects
+// before the handlers wait.
+const settleQueue = 256
 
-// delivery is one message between its handler and its acknowledgement.
+// delivery is one message between its fetch and its acknowledgement.
 type delivery struct {
 	m         jetstream.Msg
 	md        *jetstream.MsgMetadata
 	delivered uint64
 	typ       string
-	err       error // the handler's result
-	start     time.Time
+	err       error     // the handler's result
+	start     time.Time // fetched
+	began     time.Time // handed to the handler
 	effects   *batch
 }
 
-func (c *Consumer) handle(ctx context.Context, m jetstream.Msg, h events.Handler, p *pipeline) {
-	d := &delivery{m: m, delivered: 1, typ: "invalid", start: time.Now()}
-	d.md, _ = m.Metadata()
-	if d.md != nil {
-		d.delivered = d.md.NumDelivered
-		if !p.admit(d) {
-			return // a redelivery of a message whose effects are still being stored
-		}
+func (c *Consumer) handle(ctx context.Context, d *delivery, h events.Handler, p *pipeline) {
+	if ctx.Err() != nil {
+		p.release(d) // left unacknowledged: redelivered after AckWait
+		return
 	}
-	e, err := decode(m.Headers(), m.Data())
+	d.began = time.Now()
+	e, err := decode(d.m.Headers(), d.m.Data())
 	if err == nil {
 		d.typ = e.Type()
 		d.effects = &batch{}
-		err = safeHandle(context.WithValue(ctx, batchKey{}, d.effects), h, e)
+		hctx, cancel := context.WithTimeout(context.WithValue(ctx, batchKey{}, d.effects), c.spec.Deadline)
+		err = safeHandle(hctx, h, e)
+		if err != nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			err = fmt.Errorf("past the handler deadline of %s: %w", c.spec.Deadline, err)
+		}
+		cancel()
 	}
 	d.err = err
 	if d.effects == nil || len(d.effects.items()) == 0 {
@@ -180,6 +278,7 @@ func (c *Consumer) handle(ctx context.Context, m jetstream.Msg, h events.Handler
 
 // settle maps the handler's result to the acknowledgement.
 func (c *Consumer) settle(ctx context.Context, d *delivery) {
+	defer c.progress.Store(time.Now().UnixNano())
 	m, md, delivered, err := d.m, d.md, d.delivered, d.err
 	outcome := "ack"
 	log := c.bus.log.With(zap.String("consumer", c.spec.Name), zap.String("subject", m.Subject()), zap.String("event_type", d.typ))
@@ -208,32 +307,44 @@ func (c *Consumer) settle(ctx context.Context, d *delivery) {
 		log.Info("handler failed, will retry", zap.Uint64("delivered", delivered), zap.Error(err))
 		_ = m.NakWithDelay(c.spec.BackOff[max(i, 0)])
 	}
-	c.bus.metrics.handled(c.spec.Name, d.typ, outcome, time.Since(d.start))
+	c.bus.metrics.handled(c.spec.Name, d.typ, outcome, time.Since(d.began))
 }
 
-// pipeline holds the messages whose handler has returned but whose
-// deferred effects are not all stored yet, and settles them in order.
+// pipeline holds every message from its fetch to its acknowledgement, and
+// settles in order those whose handler has returned but whose deferred
+// effects are not all stored yet (queue).
 type pipeline struct {
 	c       *Consumer
 	queue   chan *delivery
 	stopped chan struct{}
 	mu      sync.Mutex
-	waiting map[uint64]*delivery // by stream sequence
+	waiting map[uint64]*delivery // held, by stream sequence
 }
 
 func newPipeline(c *Consumer) *pipeline {
-	return &pipeline{c: c, queue: make(chan *delivery, pullBatch), stopped: make(chan struct{}), waiting: map[uint64]*delivery{}}
+	return &pipeline{c: c, queue: make(chan *delivery, settleQueue), stopped: make(chan struct{}), waiting: map[uint64]*delivery{}}
 }
 
-// admit registers d unless the same stream message is already waiting.
-func (p *pipeline) admit(d *delivery) bool {
+// receive makes a delivery of a fetched message and holds it, or returns
+// nil if the same stream message is already held.
+func (p *pipeline) receive(m jetstream.Msg) *delivery {
+	d := &delivery{m: m, delivered: 1, typ: "invalid", start: time.Now()}
+	d.began = d.start
+	d.md, _ = m.Metadata()
+	if d.md == nil {
+		return d
+	}
+	d.delivered = d.md.NumDelivered
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, dup := p.waiting[d.md.Sequence.Stream]; dup {
-		return false
+		return nil
+	}
+	if len(p.waiting) == 0 {
+		p.c.progress.Store(d.start.UnixNano()) // idle until now: not stuck
 	}
 	p.waiting[d.md.Sequence.Stream] = d
-	return true
+	return d
 }
 
 func (p *pipeline) release(d *delivery) {
@@ -243,6 +354,19 @@ func (p *pipeline) release(d *delivery) {
 	p.mu.Lock()
 	delete(p.waiting, d.md.Sequence.Stream)
 	p.mu.Unlock()
+}
+
+// holding returns how many messages are held and the one held longest.
+func (p *pipeline) holding() (int, *delivery) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var oldest *delivery
+	for _, d := range p.waiting {
+		if oldest == nil || d.start.Before(oldest.start) {
+			oldest = d
+		}
+	}
+	return len(p.waiting), oldest
 }
 
 // settleInOrder waits for each queued message's effects, then settles it.
@@ -284,8 +408,9 @@ func (p *pipeline) settleInOrder(ctx context.Context) {
 // shutdownGrace bounds how long a stopping consumer waits for effects.
 const shutdownGrace = 5 * time.Second
 
-// keepAlive tells JetStream that messages waiting long for their effects
-// are still in progress, so that they are not redelivered meanwhile.
+// keepAlive tells JetStream that the messages held (waiting for their
+// turn, being handled, or waiting for their effects) are still in
+// progress, so that they are not redelivered meanwhile.
 func (p *pipeline) keepAlive(ctx context.Context) {
 	every := max(p.c.spec.AckWait/3, 100*time.Millisecond)
 	t := time.NewTicker(every)

@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -73,13 +75,14 @@ func (h *Health) Add(name string, check func() error) {
 	h.checks[name] = check
 }
 
-// Ready runs every check; the error lists the failing ones.
+// Ready runs every check; the error lists the failing ones, one a line,
+// in the order of their names.
 func (h *Health) Ready() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var errs []error
-	for name, c := range h.checks {
-		if err := c(); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(h.checks)) {
+		if err := h.checks[name](); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
