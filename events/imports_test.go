@@ -39,6 +39,18 @@ func TestImportRules(t *testing.T) {
 			if strings.HasPrefix(rel, "events") && (drel == "policyd" || drel == "schedulerd" || drel == "executord" || drel == "healthd") {
 				t.Errorf("%s imports daemon %s", rel, drel)
 			}
+			// The library the daemons share stays below them; strict YAML
+			// is pure (no transport either).
+			if rel == "internal/member" || rel == "internal/strictyaml" {
+				for _, a := range daemons {
+					if drel == a || strings.HasPrefix(drel, a+"/") {
+						t.Errorf("%s imports daemon package %s", rel, drel)
+					}
+				}
+			}
+			if rel == "internal/strictyaml" && strings.HasPrefix(d, "github.com/nats-io/") {
+				t.Errorf("%s imports %s: strict YAML checking is pure", rel, d)
+			}
 		}
 	}
 }

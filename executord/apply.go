@@ -28,6 +28,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/executord/render"
+	"github.com/flotilla-io/flotilla/internal/member"
 )
 
 // AnnotationAppliedHash records which rendered manifest an object holds, so
@@ -40,6 +41,7 @@ const FieldManager = "flotilla"
 
 // worker serves one member cluster.
 type worker struct {
+	member.Task
 	d      *Daemon
 	name   string
 	reg    events.ClusterRegistration // push mode: labels/spec for override targeting
@@ -47,8 +49,6 @@ type worker struct {
 	dyn    dynamic.Interface
 	kube   kubernetes.Interface
 	mapper *restmapper.DeferredDiscoveryRESTMapper
-	cancel context.CancelFunc
-	done   chan struct{}
 	mu     sync.Mutex
 	work   map[events.ObjectKey]events.WorkStatus        // last status published per template
 	placed map[events.ObjectKey]events.PlacementDecision // last placement seen per template
@@ -84,25 +84,12 @@ func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.
 // ConsumerFor names the durable consumer that serves a cluster.
 func ConsumerFor(cluster string) string { return "executord-" + events.ClusterToken(cluster) }
 
-func (w *worker) start(parent context.Context, work []events.WorkStatus) {
-	ctx, cancel := context.WithCancel(parent)
-	w.cancel, w.done = cancel, make(chan struct{})
-	for _, s := range work {
-		w.work[s.Key] = s
+// Run serves the cluster until ctx is done; an error that ends it sooner
+// is logged.
+func (w *worker) Run(ctx context.Context) {
+	if err := w.run(ctx); err != nil && ctx.Err() == nil {
+		w.log.Error("cluster worker stopped", zap.Error(err))
 	}
-	go func() {
-		defer close(w.done)
-		if err := w.run(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("cluster worker stopped", zap.Error(err))
-		}
-	}()
-}
-
-func (w *worker) stop() {
-	w.cancel()
-	<-w.done
-	w.d.metrics.heldRemovals.DeleteLabelValues(w.name)
-	w.d.metrics.heldApplies.DeleteLabelValues(w.name)
 }
 
 func (w *worker) run(ctx context.Context) error {

@@ -39,10 +39,8 @@ type Daemon struct {
 	source  string
 
 	mu      sync.Mutex
-	ctx     context.Context
-	workers map[string]*worker
-	regGen  map[string]int64
-	gone    events.Tombstones              // deleted clusters: a stale registration starts no worker
+	workers map[string]*worker // run by members
+	members member.Supervisor[*worker]
 	work    map[string][]events.WorkStatus // rebuilt work records by cluster
 
 	// badPaths are the statePreservation jsonPaths already logged as not
@@ -59,7 +57,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 		return nil, err
 	}
 	d := &Daemon{cfg: cfg, deps: deps, metrics: newMetrics(deps.Registry), source: "/executord/" + cfg.Instance,
-		workers: map[string]*worker{}, regGen: map[string]int64{}, work: map[string][]events.WorkStatus{}}
+		workers: map[string]*worker{}, work: map[string][]events.WorkStatus{}}
 	d.deps.Log = deps.Log.Named("executord")
 	if d.deps.Clock == nil {
 		d.deps.Clock = time.Now
@@ -98,7 +96,6 @@ func natsbusSpec(cluster string) natsbus.ConsumerSpec {
 
 // Run serves the member clusters until ctx is done.
 func (d *Daemon) Run(ctx context.Context) error {
-	d.ctx = ctx
 	bus := d.deps.Bus
 	if err := bus.EnsureStreams(ctx); err != nil {
 		return err
@@ -120,7 +117,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		d.startWorker(w)
+		d.mu.Lock()
+		d.start(ctx, w, 0)
+		d.mu.Unlock()
 		d.deps.Log.Info("executord ready (pull mode)", zap.String("cluster", d.cfg.Cluster))
 		<-ctx.Done()
 		return nil
@@ -147,30 +146,15 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	old := d.workers[r.Name]
 	if events.Type(e.Type()) == events.TypeClusterDeregistered {
-		if old != nil && events.Outdated(r.Generation, d.regGen[r.Name]) {
-			return nil // a registration newer than this deregistration holds
+		if old, counts := d.members.Deregistered(d.workers, r.Name, r.Generation); counts && old != nil {
+			d.retire(old)
 		}
-		if old != nil {
-			old.stop()
-			// Keep what the worker had applied or was removing: should the
-			// cluster join again, its next worker finishes those removals
-			// (a copy left behind when the cluster left otherwise stayed
-			// on the member, shown as Deleting, for good).
-			d.work[r.Name] = snapshotWork(old)
-			delete(d.workers, r.Name)
-		}
-		d.gone.Bury(r.Name, r.Generation)
 		return nil
 	}
-	if d.gone.Stale(r.Name, r.Generation) {
-		return nil // older than the cluster's deregistration
+	if !d.members.Registered(d.workers, r.Name, r.Generation) {
+		return nil // older than the cluster's deregistration, or than its worker's registration
 	}
-	if d.regGen[r.Name] >= r.Generation && old != nil {
-		return nil
-	}
-	d.regGen[r.Name] = r.Generation
 	if r.Credentials == nil {
 		d.deps.Log.Warn("cluster has no credentials yet", zap.String("cluster", r.Name))
 		return nil
@@ -180,16 +164,14 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 		d.deps.Log.Warn("cannot serve cluster", zap.String("cluster", r.Name), zap.Error(err))
 		return nil
 	}
-	if old != nil {
-		old.stop()
-		d.work[r.Name] = snapshotWork(old)
-	}
 	w, err := newWorker(d, r.Name, r, rc)
 	if err != nil {
 		return err
 	}
-	d.workers[r.Name] = w
-	w.start(d.ctx, d.work[r.Name])
+	if old, ok := d.members.Stop(d.workers, r.Name); ok {
+		d.retire(old)
+	}
+	d.start(ctx, w, r.Generation)
 	return nil
 }
 
@@ -215,17 +197,30 @@ func snapshotWork(w *worker) []events.WorkStatus {
 	return out
 }
 
-func (d *Daemon) startWorker(w *worker) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.workers[w.name] = w
-	w.start(d.ctx, d.work[w.name])
+// start runs w, which takes over the work records its cluster's previous
+// worker (or the rebuild) left. Called with d.mu held.
+func (d *Daemon) start(ctx context.Context, w *worker, gen int64) {
+	for _, s := range d.work[w.name] {
+		w.work[s.Key] = s
+	}
+	d.members.Start(ctx, d.workers, w.name, gen, w)
 }
 
+// retire takes over what a stopped worker had applied or was removing:
+// should the cluster join again, its next worker finishes those removals
+// (a copy left behind when the cluster left otherwise stayed on the
+// member, shown as Deleting, for good). Called with d.mu held.
+func (d *Daemon) retire(w *worker) {
+	d.work[w.name] = snapshotWork(w)
+	d.metrics.forget(w.name)
+}
+
+// stopAll stops every worker and waits for them, at shutdown.
 func (d *Daemon) stopAll() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	for _, w := range d.workers {
-		w.stop()
+	d.members.StopAll(d.workers)
+	for name := range d.workers {
+		d.metrics.forget(name)
 	}
 }

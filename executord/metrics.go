@@ -27,3 +27,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	}
 	return m
 }
+
+// forget drops a cluster's held-operation gauges once its worker has
+// stopped: nothing retries them any more.
+func (m *metrics) forget(cluster string) {
+	m.heldRemovals.DeleteLabelValues(cluster)
+	m.heldApplies.DeleteLabelValues(cluster)
+}

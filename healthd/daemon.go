@@ -14,6 +14,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
 
@@ -43,12 +44,9 @@ type Daemon struct {
 	taints  TaintPolicy // every rule; each cluster's Tracker gets those that target it
 
 	mu         sync.Mutex
-	probers    map[string]*prober
+	probers    map[string]*prober // run by members
+	members    member.Supervisor[*prober]
 	lastHealth map[string]Restored // published before a restart, until the cluster's prober starts
-	// deregistered: deleted clusters' tombstones; a stale registration
-	// starts nothing.
-	deregistered events.Tombstones
-	ctx          context.Context
 }
 
 // ConsumerName is healthd's durable consumer of registrations.
@@ -85,12 +83,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		cancel()
 		wg.Wait()
 		d.mu.Lock()
-		for _, p := range d.probers {
-			p.stop()
-		}
+		d.members.StopAll(d.probers)
 		d.mu.Unlock()
 	}()
-	d.ctx = ctx
 	bus := d.deps.Bus
 	if err := bus.EnsureStreams(ctx); err != nil {
 		return err
@@ -158,29 +153,23 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	old, ok := d.probers[r.Name]
 	switch events.Type(e.Type()) {
 	case events.TypeClusterDeregistered:
-		if ok && events.Outdated(r.Generation, old.reg.Generation) {
+		old, counts := d.members.Deregistered(d.probers, r.Name, r.Generation)
+		if !counts {
 			return nil // a registration newer than this deregistration holds
 		}
-		if ok {
-			old.stop()
-			delete(d.probers, r.Name)
+		if old != nil {
 			d.metrics.forget(r.Name)
 		}
 		delete(d.lastHealth, r.Name) // a cluster registered again starts afresh
-		d.deregistered.Bury(r.Name, r.Generation)
 		return nil
 	case events.TypeClusterRegistered:
-		if d.deregistered.Stale(r.Name, r.Generation) {
-			return nil // older than the cluster's deregistration
+		if !d.members.Registered(d.probers, r.Name, r.Generation) {
+			return nil // older than the cluster's deregistration, or than its prober's registration
 		}
 	default:
 		return events.Permanent(fmt.Errorf("healthd does not handle %q", e.Type()))
-	}
-	if ok && old.reg.Generation >= r.Generation {
-		return nil
 	}
 	taints := d.taints.For(policy.FactsOf(r.Name, r.Labels, r.Spec))
 	tracker, republish := NewTracker(d.cfg.Thresholds(), taints), false
@@ -188,13 +177,11 @@ func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
 		tracker, republish = RestoreTracker(d.cfg.Thresholds(), taints, last.Health), last.Unstored
 		delete(d.lastHealth, r.Name)
 	}
-	if ok {
-		old.stop()
+	if old, ok := d.members.Stop(d.probers, r.Name); ok {
 		tracker, republish = old.snapshot(), false
 		tracker.UsePolicy(taints)
 	}
 	p := &prober{d: d, reg: r, tracker: tracker, republish: republish, log: d.deps.Log.With(zap.String("cluster", r.Name))}
-	d.probers[r.Name] = p
-	p.start(d.ctx)
+	d.members.Start(ctx, d.probers, r.Name, r.Generation, p)
 	return nil
 }

@@ -30,11 +30,10 @@ const publishTimeout = 10 * time.Second
 // taint policy on every tick, another reads capacity, so a slow capacity
 // read never delays a probe (the detection time depends on their cadence).
 type prober struct {
-	d      *Daemon
-	reg    events.ClusterRegistration
-	log    *zap.Logger
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	member.Task
+	d   *Daemon
+	reg events.ClusterRegistration
+	log *zap.Logger
 	// republish: the restored health was never stored as a transition
 	// (Restored.Unstored); publish it before the first probe.
 	republish bool
@@ -58,24 +57,13 @@ func (p *prober) health() (events.ClusterHealth, bool) {
 	return p.tracker.Health(p.reg.Name), p.tracker.Observed()
 }
 
-func (p *prober) start(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	p.cancel = cancel
-	p.wg.Go(func() { p.run(ctx) })
-}
-
-func (p *prober) stop() {
-	p.cancel()
-	p.wg.Wait()
-}
-
-// run opens the credentials, then probes until ctx is done: with the
+// Run opens the credentials, then probes until ctx is done: with the
 // member's kubeconfig (and reads capacity), or, without a usable one,
 // anonymously at spec.apiEndpoint (no capacity). With neither the cluster
 // is Unknown (NoCredentials) and not probed, but the taint policy is still
 // applied on every tick, so a rule on Ready=Unknown with addAfterSeconds
-// fires.
-func (p *prober) run(ctx context.Context) {
+// fires. It returns once its capacity reads have ended too.
+func (p *prober) Run(ctx context.Context) {
 	if p.republish {
 		p.publishHealth(ctx)
 	}
@@ -89,7 +77,9 @@ func (p *prober) run(ctx context.Context) {
 		readyz, err = probeClient(rc)
 	}
 	if err == nil {
-		p.wg.Go(func() { p.readCapacity(ctx, client) })
+		var capacity sync.WaitGroup
+		defer capacity.Wait()
+		capacity.Go(func() { p.readCapacity(ctx, client) })
 		p.loop(ctx, func(ctx context.Context) ProbeResult { return p.fetchReadyz(ctx, readyz) })
 		return
 	}

@@ -1,26 +1,20 @@
 package healthd
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/internal/strictyaml"
 )
 
 // ClusterTaintPolicy is Karmada's policy.karmada.io/v1alpha1
@@ -97,22 +91,13 @@ func ParseTaintPolicies(file string, data []byte) ([]TaintRule, error) {
 	var rules []TaintRule
 	var errs []error
 	names := map[string]int{}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			errs = append(errs, syntaxError(file, err))
-			break
-		}
-		if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
+	for i, doc := range strictyaml.Parse(file, data) {
+		errs = append(errs, taintPolicyErrors(doc.Problems)...)
+		if doc.Root == nil {
 			continue
 		}
-		r, problems := parseTaintPolicy(file, doc.Content[0], names)
-		if len(problems) > 0 {
+		r, problems := parseTaintPolicy(file, i+1, doc.Root, names)
+		if len(problems) > 0 || len(doc.Problems) > 0 {
 			errs = append(errs, problems...)
 			continue
 		}
@@ -124,50 +109,24 @@ func ParseTaintPolicies(file string, data []byte) ([]TaintRule, error) {
 	return rules, errors.Join(errs...)
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-func syntaxError(file string, err error) error {
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &TaintPolicyError{File: file, Line: line, Reason: "syntax: " + m[2]}
+func taintPolicyErrors(ps []events.FieldError) []error {
+	out := make([]error, len(ps))
+	for i, p := range ps {
+		out[i] = &TaintPolicyError{File: p.File, Line: p.Line, Field: p.Field, Reason: p.Reason}
 	}
-	return &TaintPolicyError{File: file, Reason: "syntax: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	return out
 }
 
 // parseTaintPolicy decodes and validates one document.
-func parseTaintPolicy(file string, n *yaml.Node, names map[string]int) (TaintRule, []error) {
-	lines := map[string]int{}
-	index(n, "", lines)
-	var errs []error
-	problem := func(field, format string, args ...any) {
-		errs = append(errs, &TaintPolicyError{File: file, Line: lineOf(lines, field, n.Line), Field: field, Reason: fmt.Sprintf(format, args...)})
-	}
-	if n.Kind != yaml.MappingNode {
-		problem("", "want a ClusterTaintPolicy object")
-		return TaintRule{}, errs
-	}
-	unknownFields(n, reflect.TypeFor[ClusterTaintPolicy](), "", func(line int, field string) {
-		errs = append(errs, &TaintPolicyError{File: file, Line: line, Field: field, Reason: "unknown field"})
-	})
-	var raw any
-	if err := n.Decode(&raw); err != nil {
-		problem("", "%v", err)
-		return TaintRule{}, errs
-	}
-	js, err := json.Marshal(raw)
-	if err != nil {
-		problem("", "%v", err)
-		return TaintRule{}, errs
+func parseTaintPolicy(file string, document int, root *strictyaml.Node, names map[string]int) (TaintRule, []error) {
+	if root.Kind() != strictyaml.Map {
+		return TaintRule{}, []error{&TaintPolicyError{File: file, Line: root.Line(), Reason: "want a ClusterTaintPolicy object"}}
 	}
 	var p ClusterTaintPolicy
-	if err := json.Unmarshal(js, &p); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			problem(te.Field, "want %s, got a %s", kindName(te.Type), te.Value)
-		} else {
-			problem("", "%v", err)
-		}
-		return TaintRule{}, errs
+	lines, decoded := strictyaml.Decode(file, document, root, &p)
+	errs := taintPolicyErrors(decoded)
+	problem := func(field, format string, args ...any) {
+		errs = append(errs, &TaintPolicyError{File: file, Line: lines.Line(field), Field: field, Reason: fmt.Sprintf(format, args...)})
 	}
 
 	if p.APIVersion != taintPolicyAPIVersion {
@@ -183,7 +142,7 @@ func parseTaintPolicy(file string, n *yaml.Node, names map[string]int) (TaintRul
 	case dup:
 		problem("metadata.name", "%q is defined twice (first at line %d)", name, prev)
 	default:
-		names[name] = lineOf(lines, "metadata.name", n.Line)
+		names[name] = lines.Line("metadata.name")
 	}
 	s := p.Spec
 	if t := s.TargetClusters; t != nil {
@@ -272,144 +231,6 @@ func parseTaintPolicy(file string, n *yaml.Node, names map[string]int) (TaintRul
 		return TaintRule{}, errs
 	}
 	return TaintRule{Name: name, Targets: s.TargetClusters, AddOn: s.AddOnConditions, RemoveOn: s.RemoveOnConditions, Taints: taints, AddAfter: after}, nil
-}
-
-// index records the line of every field path under n: "spec.taints[0].key",
-// and also without indices ("spec.taints.key", first occurrence), which is
-// how encoding/json names a field in its errors.
-func index(n *yaml.Node, path string, lines map[string]int) {
-	set := func(p string, line int) {
-		if _, ok := lines[p]; !ok {
-			lines[p] = line
-		}
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := join(path, k.Value)
-			set(p, k.Line)
-			set(stripIndices(p), k.Line)
-			index(v, p, lines)
-		}
-	case yaml.SequenceNode:
-		for i, item := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			set(p, item.Line)
-			index(item, p, lines)
-		}
-	}
-}
-
-var indices = regexp.MustCompile(`\[\d+\]`)
-
-func stripIndices(p string) string { return indices.ReplaceAllString(p, "") }
-
-// lineOf is the line of field, or of its closest parent that has one.
-func lineOf(lines map[string]int, field string, fallback int) int {
-	for p := field; p != ""; {
-		if l, ok := lines[p]; ok {
-			return l
-		}
-		if l, ok := lines[stripIndices(p)]; ok {
-			return l
-		}
-		i := strings.LastIndexAny(p, ".[")
-		if i < 0 {
-			break
-		}
-		p = p[:i]
-	}
-	return fallback
-}
-
-func join(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
-}
-
-// unknownFields reports every mapping key under n that t (by its JSON
-// field names) does not have.
-func unknownFields(n *yaml.Node, t reflect.Type, path string, report func(line int, field string)) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch n.Kind {
-	case yaml.AliasNode:
-		unknownFields(n.Alias, t, path, report)
-	case yaml.SequenceNode:
-		if t.Kind() == reflect.Slice {
-			for i, item := range n.Content {
-				unknownFields(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), report)
-			}
-		}
-	case yaml.MappingNode:
-		if t.Kind() == reflect.Map {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				unknownFields(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value), report)
-			}
-			return
-		}
-		if t.Kind() != reflect.Struct {
-			return
-		}
-		fields := jsonFields(t)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			ft, ok := fields[k.Value]
-			if !ok {
-				report(k.Line, join(path, k.Value))
-				continue
-			}
-			unknownFields(n.Content[i+1], ft, join(path, k.Value), report)
-		}
-	}
-}
-
-// jsonFields maps a struct's JSON field names to their types, with
-// embedded structs inlined as encoding/json does.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := map[string]reflect.Type{}
-	for f := range t.Fields() {
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" || (!f.IsExported() && !f.Anonymous) {
-			continue
-		}
-		if f.Anonymous && name == "" {
-			ft := f.Type
-			for ft.Kind() == reflect.Pointer {
-				ft = ft.Elem()
-			}
-			if ft.Kind() == reflect.Struct {
-				for k, v := range jsonFields(ft) {
-					out[k] = v
-				}
-				continue
-			}
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
-}
-
-// kindName says what a field of type t is written as in YAML.
-func kindName(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.String:
-		return "a string"
-	case reflect.Slice, reflect.Array:
-		return "a list"
-	}
-	return "an object"
 }
 
 func readyIs(status string) []events.ClusterCondition {

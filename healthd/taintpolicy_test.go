@@ -64,7 +64,9 @@ spec:
 		{"an unknown field, with its path", "  taints:", "  tolerationSeconds: 5\n  taints:",
 			[]string{"p.yaml:14: spec.tolerationSeconds: unknown field"}},
 		{"a value of the wrong type", "  taints:", "  addAfterSeconds: soon\n  taints:",
-			[]string{"p.yaml:14: spec.addAfterSeconds: want an integer, got a string"}},
+			[]string{`p.yaml:14: spec.addAfterSeconds: invalid type: expected integer, got string "soon"`}},
+		{"a key given twice", "  taints:", "  addAfterSeconds: 1\n  addAfterSeconds: 2\n  taints:",
+			[]string{`p.yaml:15: spec.addAfterSeconds: duplicate field "addAfterSeconds"`}},
 		{"a negative hold", "  taints:", "  addAfterSeconds: -1\n  taints:",
 			[]string{"p.yaml:14: spec.addAfterSeconds: must not be negative"}},
 		{"the taint healthd sets itself", "effect: NoExecute", "effect: NoSchedule",
@@ -80,7 +82,7 @@ spec:
 		{"two policies with one name", "", "", []string{"p.yaml:21: metadata.name: \"p\" is defined twice (first at line 4)"}},
 		{"an unknown field does not hide the other problems", "operator: In\n      statusValues: [\"False\"]", "operatr: In\n      statusValues: [\"False\"]",
 			[]string{"p.yaml:8: spec.addOnConditions[0].operatr: unknown field", "p.yaml:7: spec.addOnConditions[0].operator: want In or NotIn, got \"\""}},
-		{"broken YAML", "  taints:", "  taints: [", []string{"p.yaml:", "syntax:"}},
+		{"broken YAML", "  taints:", "  taints: [", []string{"p.yaml:14: YAML syntax error: "}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

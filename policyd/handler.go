@@ -77,7 +77,7 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 		return err
 	}
 	events.CausedBy(&out, cause)
-	if err := publishEffect(ctx, h.pub, events.RejectedSubject(key), out); err != nil {
+	if err := events.PublishEffect(ctx, h.pub, events.RejectedSubject(key), out); err != nil {
 		return err
 	}
 	msgs := make([]string, 0, len(problems))
@@ -413,21 +413,5 @@ func (h *Handler) publish(ctx context.Context, cause events.Event, t events.Type
 		return events.Permanent(err)
 	}
 	events.CausedBy(&out, cause)
-	return publishEffect(ctx, h.pub, natsSubject, out)
-}
-
-// publishEffect publishes an event the handled input causes. On the bus
-// (natsbus.Bus, inside its consumer) the event is deferred: the handler does
-// not wait for JetStream's ack, and the consumer acknowledges the input only
-// once the event is stored. Any other Publisher stores it before returning.
-func publishEffect(ctx context.Context, pub events.Publisher, subject string, e events.Event) error {
-	if d, ok := pub.(deferringPublisher); ok {
-		return d.PublishDeferred(ctx, subject, e)
-	}
-	return pub.Publish(ctx, subject, e)
-}
-
-// deferringPublisher is implemented by natsbus.Bus.
-type deferringPublisher interface {
-	PublishDeferred(ctx context.Context, subject string, e events.Event) error
+	return events.PublishEffect(ctx, h.pub, natsSubject, out)
 }

@@ -148,7 +148,7 @@ func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) erro
 		return events.Permanent(err)
 	}
 	events.CausedBy(&out, e)
-	if err := publishEffect(ctx, h.pub, events.PlacementSubject(b.Key), out); err != nil {
+	if err := events.PublishEffect(ctx, h.pub, events.PlacementSubject(b.Key), out); err != nil {
 		return err
 	}
 	delete(h.placements, b.Key)
@@ -420,7 +420,7 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	if cause.ID() != "" {
 		events.CausedBy(&out, cause)
 	}
-	if err := publishEffect(ctx, h.pub, events.PlacementSubject(k), out); err != nil {
+	if err := events.PublishEffect(ctx, h.pub, events.PlacementSubject(k), out); err != nil {
 		return err
 	}
 	var before []events.TargetCluster
@@ -512,20 +512,4 @@ func (h *Handler) CatchUp(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// publishEffect publishes an event the handled input causes. On the bus
-// (natsbus.Bus, inside its consumer) the event is deferred: the handler does
-// not wait for JetStream's ack, and the consumer acknowledges the input only
-// once the event is stored. Any other Publisher stores it before returning.
-func publishEffect(ctx context.Context, pub events.Publisher, subject string, e events.Event) error {
-	if d, ok := pub.(deferringPublisher); ok {
-		return d.PublishDeferred(ctx, subject, e)
-	}
-	return pub.Publish(ctx, subject, e)
-}
-
-// deferringPublisher is implemented by natsbus.Bus.
-type deferringPublisher interface {
-	PublishDeferred(ctx context.Context, subject string, e events.Event) error
 }

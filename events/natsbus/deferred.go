@@ -13,20 +13,13 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 )
 
-// PublishDeferred is Publish for a handler run by Consumer.Run: it sends e
-// and returns without waiting for JetStream's ack. The consumer acknowledges
-// the input the handler was given only once every event the handler
-// published this way is stored (retrying, with the same Nats-Msg-Id, any
-// that fails), so the contract "an input is acknowledged only after its
-// effects are stored" holds while the handler already moves on to the next
-// input. Called with any other context it is Publish.
-//
-// An error is returned only when e cannot be sent at all (it does not
-// encode, the connection is closed): the handler returns it as it would a
-// failed Publish. Events deferred by one handler are stored in the order
-// they were published, after those deferred before them on this Bus. Call
-// it before the handler returns: an event deferred later (from a goroutine
-// the handler left behind) is not waited for.
+// PublishDeferred implements events.DeferringPublisher for handlers run by
+// Consumer.Run: it sends e and returns without waiting for JetStream's ack,
+// and the consumer acknowledges the handled message once every event
+// deferred this way is stored. A failed asynchronous publish is retried
+// with the same Nats-Msg-Id (see redo). Events deferred by one handler are
+// stored in the order they were published, after those deferred before
+// them on this Bus.
 func (b *Bus) PublishDeferred(ctx context.Context, subj string, e events.Event) error {
 	bt, _ := ctx.Value(batchKey{}).(*batch)
 	if bt == nil {
@@ -51,6 +44,8 @@ func (b *Bus) PublishDeferred(ctx context.Context, subj string, e events.Event) 
 	bt.add(&deferred{msg: msg, typ: e.Type(), seq: seq, fut: f})
 	return nil
 }
+
+var _ events.DeferringPublisher = (*Bus)(nil)
 
 // batchKey carries the *batch of the message being handled in the handler's context.
 type batchKey struct{}

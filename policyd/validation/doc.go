@@ -5,11 +5,13 @@
 // It reads multi-document YAML or JSON and checks each document in two
 // passes:
 //
-//  1. Structure: the parsed YAML tree is walked against the Go type of its
+//  1. Structure: the YAML tree (internal/strictyaml, which healthd's
+//     --taint-policy reader shares) is checked against the Go type of its
 //     kind (Flotilla's Karmada-compatible types in events/policy, the
-//     Kubernetes built-in types for built-in kinds). Unknown fields (matched
-//     case-sensitively, as the API server's strict decoding does) and wrong
-//     scalar types are errors that name the field path and the line.
+//     Kubernetes built-in types for built-in kinds). Duplicate keys,
+//     unknown fields (matched case-sensitively, as the API server's strict
+//     decoding does) and wrong scalar types are errors that name the field
+//     path and the line.
 //  2. Semantics: the document is decoded into its typed struct and checked
 //     the way Karmada's CRD schema (errors) and admission webhook (warnings)
 //     would, then the webhook's defaults are applied to Document.Object.

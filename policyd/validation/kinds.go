@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/internal/strictyaml"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	admissionregistrationv1alpha1 "k8s.io/api/admissionregistration/v1alpha1"
 	admissionregistrationv1beta1 "k8s.io/api/admissionregistration/v1beta1"
@@ -240,7 +241,7 @@ func resolveKind(apiVersion, kind string) (info kindInfo, field, reason string) 
 	}
 	slices.Sort(known)
 	msg := fmt.Sprintf("unsupported value %q: no such kind in %s", kind, apiVersion)
-	if s := suggest(kind, known); s != "" {
+	if s := strictyaml.Suggest(kind, known); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return kindInfo{}, "kind", msg

@@ -1,19 +1,15 @@
 package validation
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/flotilla-io/flotilla/internal/strictyaml"
 )
 
 // Result is what Load found: every non-empty document in input order
@@ -109,123 +105,25 @@ func (res *Result) loadFile(name string) {
 	res.loadBytes(name, data)
 }
 
-// chunk is the text of one or more documents, cut at "---" lines so that a
-// syntax error in one document does not hide the documents after it.
-type chunk struct {
-	text      []byte
-	firstLine int // 1-based line of text's first line in the file
-}
-
-// splitDocuments cuts a file at lines that start a YAML document ("---"
-// alone or followed by a space, tab or comment). The separator stays with
-// the chunk it starts, so YAML still sees it. YAML forbids such a line
-// inside a scalar, so the cut never splits a value.
-func splitDocuments(data []byte) []chunk {
-	var out []chunk
-	start, startLine, line := 0, 1, 1
-	for pos := 0; pos < len(data); {
-		end := bytes.IndexByte(data[pos:], '\n')
-		next := len(data)
-		if end >= 0 {
-			next = pos + end + 1
-		}
-		l := data[pos:next]
-		if pos > start && isDocumentStart(l) {
-			out = append(out, chunk{data[start:pos], startLine})
-			start, startLine = pos, line
-		}
-		pos = next
-		line++
-	}
-	if start < len(data) || len(out) == 0 {
-		out = append(out, chunk{data[start:], startLine})
-	}
-	return out
-}
-
-func isDocumentStart(l []byte) bool {
-	if !bytes.HasPrefix(l, []byte("---")) {
-		return false
-	}
-	if len(l) == 3 {
-		return true
-	}
-	switch l[3] {
-	case ' ', '\t', '\r', '\n':
-		return true
-	}
-	return false
-}
-
-var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 func (res *Result) loadBytes(file string, data []byte) {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
-	index := 0
-	for _, c := range splitDocuments(data) {
-		dec := yaml.NewDecoder(bytes.NewReader(c.text))
-		for {
-			var node yaml.Node
-			err := safeDecode(dec, &node)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				index++
-				res.Errors = append(res.Errors, syntaxProblem(file, index, c.firstLine, err))
-				break
-			}
-			b := &treeBuilder{lineOffset: c.firstLine - 1, active: map[*yaml.Node]bool{}}
-			root := b.build(&node)
-			if root != nil && root.kind == vNull && len(b.problems) == 0 {
-				continue // an empty document
-			}
-			index++
-			for _, p := range b.problems {
-				res.Errors = append(res.Errors, place(p, file, index))
-			}
-			if root == nil {
-				continue
-			}
-			doc, rep := validateTree(root, root.line)
-			byLine(rep.errs)
-			byLine(rep.warns)
-			doc.File, doc.Index = file, index
-			res.Docs = append(res.Docs, doc)
-			for _, p := range rep.errs {
-				res.Errors = append(res.Errors, place(p, file, index))
-			}
-			for _, p := range rep.warns {
-				res.Warnings = append(res.Warnings, place(p, file, index))
-			}
+	for i, d := range strictyaml.Parse(file, data) {
+		index := i + 1
+		res.Errors = append(res.Errors, d.Problems...)
+		if d.Root == nil {
+			continue
+		}
+		doc, rep := validateTree(d.Root, d.Root.Line())
+		byLine(rep.errs)
+		byLine(rep.warns)
+		doc.File, doc.Index = file, index
+		res.Docs = append(res.Docs, doc)
+		for _, p := range rep.errs {
+			res.Errors = append(res.Errors, place(p, file, index))
+		}
+		for _, p := range rep.warns {
+			res.Warnings = append(res.Warnings, place(p, file, index))
 		}
 	}
-}
-
-// safeDecode turns a parser panic (none are known) into an error, so that
-// no input can take the CLI or policyd down.
-func safeDecode(dec *yaml.Decoder, n *yaml.Node) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("yaml: parser failure: %v", r)
-		}
-	}()
-	return dec.Decode(n)
-}
-
-func syntaxProblem(file string, index, firstLine int, err error) Problem {
-	p := Problem{File: file, Document: index, Line: firstLine}
-	msg := err.Error()
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
-		if n, convErr := strconv.Atoi(m[1]); convErr == nil {
-			p.Line = firstLine - 1 + n
-		}
-		msg = m[2]
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
-	}
-	p.Reason = "YAML syntax error: " + msg
-	return p
 }
 
 // byLine orders a document's problems as the reader meets them.

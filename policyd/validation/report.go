@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flotilla-io/flotilla/events"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/internal/strictyaml"
 )
 
 // Problem is one error or warning: where (file, document, line, field
@@ -37,53 +39,20 @@ func Format(p events.FieldError) string {
 }
 
 // report collects the problems of one document and knows the line of every
-// field path the structural walk visited.
+// field path the structural check visited.
 type report struct {
-	lines   map[string]int
-	docLine int
-	errs    []Problem
-	warns   []Problem
+	lines *strictyaml.Lines
+	errs  []Problem
+	warns []Problem
 }
 
 func newReport(docLine int) *report {
-	return &report{lines: map[string]int{}, docLine: docLine}
-}
-
-func (r *report) record(path string, line int) {
-	if line <= 0 {
-		return
-	}
-	if _, ok := r.lines[path]; !ok {
-		r.lines[path] = line
-	}
+	return &report{lines: strictyaml.NewLines(docLine)}
 }
 
 // line returns the line of path, or of its nearest recorded ancestor, or
 // the document's line.
-func (r *report) line(path string) int {
-	for path != "" {
-		if l, ok := r.lines[path]; ok {
-			return l
-		}
-		path = parent(path)
-	}
-	return r.docLine
-}
-
-// parent strips the last segment of a field path: a.b -> a, a[0] -> a,
-// a[k.x] -> a.
-func parent(path string) string {
-	if strings.HasSuffix(path, "]") {
-		if i := strings.LastIndexByte(path, '['); i >= 0 {
-			return path[:i]
-		}
-	}
-	i := strings.LastIndexAny(path, ".[")
-	if i < 0 {
-		return ""
-	}
-	return path[:i]
-}
+func (r *report) line(path string) int { return r.lines.Line(path) }
 
 func (r *report) errorAt(path string, line int, reason string) {
 	if line <= 0 {

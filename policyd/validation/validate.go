@@ -11,6 +11,7 @@ import (
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/internal/strictyaml"
 )
 
 // Document is one object read from a file (or received without one), as it
@@ -32,19 +33,18 @@ type Document struct {
 // line. It returns the document with defaults applied, the errors and the
 // warnings; the object is acceptable when there are no errors.
 func ValidateObject(obj map[string]any) (Document, []Problem, []Problem) {
-	var errs []Problem
-	root := fromGo(obj, "", &errs, 0)
+	root, errs := strictyaml.FromGo(obj)
 	doc, rep := validateTree(root, 0)
 	return doc, append(errs, rep.errs...), rep.warns
 }
 
 // validateTree runs every check on one document and returns it with its
 // report; problems carry field paths and lines but not yet file and index.
-func validateTree(root *value, docLine int) (Document, *report) {
+func validateTree(root *strictyaml.Node, docLine int) (Document, *report) {
 	rep := newReport(docLine)
 	doc := Document{Line: docLine}
-	if root.kind != vMap {
-		rep.errorAt("", docLine, "a document must be an object, got "+root.describe())
+	if root.Kind() != strictyaml.Map {
+		rep.errorAt("", docLine, "a document must be an object, got "+root.Describe())
 		return doc, rep
 	}
 	doc.APIVersion = requiredString(root, "apiVersion", rep)
@@ -55,30 +55,31 @@ func validateTree(root *value, docLine int) (Document, *report) {
 		var field, reason string
 		info, field, reason = resolveKind(doc.APIVersion, doc.Kind)
 		if field != "" {
-			rep.errorAt(field, root.keyLine(field), reason)
+			rep.errorAt(field, root.KeyLine(field), reason)
 		} else {
 			resolved = true
 		}
 	}
 
 	// Pass 1: structure.
-	w := &walker{rep: rep, open: openTypes}
+	w := &strictyaml.Checker{Lines: rep.lines, Open: openTypes}
 	var obj map[string]any
 	if resolved && info.typ != nil {
 		if info.class == classBuiltin {
-			w.skip = map[string]bool{"status": true}
+			w.Skip = map[string]bool{"status": true}
 		}
-		obj, _ = w.walk(root, info.typ, "", root.line).(map[string]any)
+		obj, _ = w.Check(root, info.typ, "", root.Line()).(map[string]any)
 	} else {
-		obj, _ = root.toAny().(map[string]any)
-		if md := root.get("metadata"); md != nil {
-			if m := w.walk(md, reflect.TypeFor[metav1.ObjectMeta](), "metadata", root.keyLine("metadata")); m != nil {
+		obj, _ = root.Any().(map[string]any)
+		if md := root.Get("metadata"); md != nil {
+			if m := w.Check(md, reflect.TypeFor[metav1.ObjectMeta](), "metadata", root.KeyLine("metadata")); m != nil {
 				obj["metadata"] = m
 			} else {
 				delete(obj, "metadata")
 			}
 		}
 	}
+	rep.errs = append(rep.errs, w.Problems...)
 	if obj == nil {
 		obj = map[string]any{}
 	}
@@ -115,17 +116,17 @@ func validateTree(root *value, docLine int) (Document, *report) {
 }
 
 // requiredString reads a top-level string field that every object needs.
-func requiredString(root *value, key string, rep *report) string {
-	v := root.get(key)
+func requiredString(root *strictyaml.Node, key string, rep *report) string {
+	v := root.Get(key)
 	switch {
-	case v == nil || v.kind == vNull || (v.kind == vStr && v.str == ""):
-		rep.errorAt(key, root.keyLine(key), "required value")
+	case v == nil || v.Kind() == strictyaml.Null || (v.Kind() == strictyaml.String && v.Str() == ""):
+		rep.errorAt(key, root.KeyLine(key), "required value")
 		return ""
-	case v.kind != vStr:
-		rep.errorAt(key, root.keyLine(key), "invalid type: expected string, got "+v.describe())
+	case v.Kind() != strictyaml.String:
+		rep.errorAt(key, root.KeyLine(key), "invalid type: expected string, got "+v.Describe())
 		return ""
 	}
-	return v.str
+	return v.Str()
 }
 
 // checkMetadata checks what the API server checks of every object's

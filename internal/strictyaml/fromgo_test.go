@@ -1,4 +1,4 @@
-package validation
+package strictyaml
 
 import (
 	"encoding/json"
@@ -6,9 +6,11 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/flotilla-io/flotilla/events"
 )
 
-func dumpTree(v *value, sb *strings.Builder) {
+func dumpTree(v *Node, sb *strings.Builder) {
 	if v == nil {
 		sb.WriteString("<nil>")
 		return
@@ -38,32 +40,18 @@ func TestConvertingDecodedJSONMatchesTheReflectiveConversion(t *testing.T) {
 		if err := json.Unmarshal([]byte(d), &x); err != nil {
 			t.Fatal(err)
 		}
-		var p1, p2 []Problem
+		var p2 []events.FieldError
 		var a, b strings.Builder
-		dumpTree(fromGo(x, "", &p1, 0), &a)
+		fast, p1 := FromGo(x)
+		dumpTree(fast, &a)
 		dumpTree(fromGoReflect(x, "", &p2, 0), &b)
 		if a.String() != b.String() || fmt.Sprint(p1) != fmt.Sprint(p2) {
 			t.Errorf("%s:\nfast    %s %v\nreflect %s %v", d, a.String(), p1, b.String(), p2)
 		}
 	}
 	// Problems name the field path.
-	var probs []Problem
-	fromGo(map[string]any{"spec": map[string]any{"list": []any{1.0, math.Inf(1)}}}, "", &probs, 0)
+	_, probs := FromGo(map[string]any{"spec": map[string]any{"list": []any{1.0, math.Inf(1)}}})
 	if len(probs) != 1 || probs[0].Field != "spec.list[1]" {
 		t.Fatalf("an infinity must be reported at spec.list[1]: %+v", probs)
-	}
-}
-
-// BenchmarkValidateObject: policyd validates every applied object; this is
-// flotilla bench's Deployment as policyd decodes it.
-func BenchmarkValidateObject(b *testing.B) {
-	const doc = `{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"app":"app-00001"},"name":"app-00001","namespace":"bench"},"spec":{"replicas":12,"selector":{"matchLabels":{"app":"app-00001"}},"template":{"metadata":{"labels":{"app":"app-00001"}},"spec":{"containers":[{"image":"nginx:1.25.3","name":"app","resources":{"requests":{"cpu":"100m","memory":"128Mi"}}}]}}}}`
-	b.ReportAllocs()
-	for b.Loop() {
-		var obj map[string]any
-		_ = json.Unmarshal([]byte(doc), &obj)
-		if _, errs, _ := ValidateObject(obj); len(errs) > 0 {
-			b.Fatal(errs)
-		}
 	}
 }

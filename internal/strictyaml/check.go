@@ -1,4 +1,4 @@
-package validation
+package strictyaml
 
 import (
 	"encoding/base64"
@@ -10,7 +10,83 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/flotilla-io/flotilla/events"
 )
+
+// Decode checks root against the type into points to (see Checker) and
+// decodes what fits into it. It returns the line of every field it read,
+// for the caller to place problems of its own, and every problem found,
+// each naming file, document, line and field path. into must be a non-nil
+// pointer.
+func Decode(file string, document int, root *Node, into any) (*Lines, []events.FieldError) {
+	c := Checker{Lines: NewLines(root.Line())}
+	x := c.Check(root, reflect.TypeOf(into).Elem(), "", root.Line())
+	if x != nil {
+		data, err := json.Marshal(x)
+		if err == nil {
+			err = json.Unmarshal(data, into)
+		}
+		if err != nil {
+			// Check removed everything that does not fit: unexpected.
+			c.errorAt("", root.Line(), "cannot decode: "+strings.TrimPrefix(err.Error(), "json: "))
+		}
+	}
+	for i := range c.Problems {
+		c.Problems[i].File, c.Problems[i].Document = file, document
+	}
+	return c.Lines, c.Problems
+}
+
+// Lines knows the line each field path of one document was read from.
+type Lines struct {
+	lines   map[string]int
+	docLine int
+}
+
+// NewLines is an empty index for a document that starts on docLine (0:
+// not from a file).
+func NewLines(docLine int) *Lines {
+	return &Lines{lines: map[string]int{}, docLine: docLine}
+}
+
+// Record notes that path was read on line; the first record of a path
+// stands, and a line of 0 (unknown) is not recorded.
+func (l *Lines) Record(path string, line int) {
+	if line <= 0 {
+		return
+	}
+	if _, ok := l.lines[path]; !ok {
+		l.lines[path] = line
+	}
+}
+
+// Line returns the line of path, or of its nearest recorded ancestor, or
+// the document's line.
+func (l *Lines) Line(path string) int {
+	for path != "" {
+		if n, ok := l.lines[path]; ok {
+			return n
+		}
+		path = parent(path)
+	}
+	return l.docLine
+}
+
+// parent strips the last segment of a field path: a.b -> a, a[0] -> a,
+// a[k.x] -> a.
+func parent(path string) string {
+	if strings.HasSuffix(path, "]") {
+		if i := strings.LastIndexByte(path, '['); i >= 0 {
+			return path[:i]
+		}
+	}
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}
 
 var (
 	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -40,38 +116,51 @@ func plainJSONString(s string) bool {
 	return true
 }
 
-// walker checks a tree against a Go type the way a strict JSON decoder
-// would, and returns the tree as plain Go values with every unknown or
-// ill-typed field left out (so the typed decode that follows never sees
-// them twice).
-type walker struct {
-	rep *report
-	// skip holds paths that are copied without being checked (status of
-	// built-in kinds).
-	skip map[string]bool
-	// open holds struct types whose unknown fields are accepted as they are
-	// (the lenient ResourceBinding shape).
-	open map[reflect.Type]bool
+// Checker checks trees against Go types the way a strict JSON decoder
+// would (see the package doc), for one document: the lines of the fields
+// it visits go into Lines, the problems it finds into Problems. A Checker
+// is used by one goroutine at a time.
+type Checker struct {
+	// Lines receives the line of every field path Check visits; it must
+	// not be nil.
+	Lines *Lines
+	// Skip holds paths whose values are copied without being checked
+	// (the status of a built-in kind, say).
+	Skip map[string]bool
+	// Open holds struct types whose unknown fields are accepted and copied
+	// as they are.
+	Open map[reflect.Type]bool
+	// Problems are every problem Check found, in the order found.
+	Problems []events.FieldError
 }
 
-func (w *walker) walk(v *value, t reflect.Type, path string, line int) any {
+// Check checks v, found at path (a field path, "" for the document) on
+// line, against t. It returns v as plain JSON values (see Node.Any) with
+// every unknown or ill-typed field left out, so a typed decode of the
+// result never meets them again; nil for null and for a v that does not
+// fit t at all.
+func (w *Checker) Check(v *Node, t reflect.Type, path string, line int) any {
+	return w.walk(v, t, path, line)
+}
+
+func (w *Checker) walk(v *Node, t reflect.Type, path string, line int) any {
 	if line > 0 {
-		w.rep.record(path, line)
+		w.Lines.Record(path, line)
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if v.kind == vNull {
+	if v.kind == Null {
 		return nil // null is the zero value of any field, as in JSON
 	}
 	if decodesItself(t) {
 		// Quantity, IntOrString, Time, RawMessage, RawExtension...: let the
 		// type judge its own JSON.
-		raw := v.toAny()
-		if t == quantityType && v.kind == vStr && plainJSONString(v.str) {
+		raw := v.Any()
+		if t == quantityType && v.kind == String && plainJSONString(v.str) {
 			// What Quantity.UnmarshalJSON does with "<s>", without the round trip.
 			if _, err := resource.ParseQuantity(strings.TrimSpace(v.str)); err != nil {
-				w.rep.errorAt(path, line, "invalid value: "+strings.TrimPrefix(err.Error(), "json: "))
+				w.errorAt(path, line, "invalid value: "+strings.TrimPrefix(err.Error(), "json: "))
 				return nil
 			}
 			return raw
@@ -81,35 +170,35 @@ func (w *walker) walk(v *value, t reflect.Type, path string, line int) any {
 			err = json.Unmarshal(data, reflect.New(t).Interface())
 		}
 		if err != nil {
-			w.rep.errorAt(path, line, "invalid value: "+strings.TrimPrefix(err.Error(), "json: "))
+			w.errorAt(path, line, "invalid value: "+strings.TrimPrefix(err.Error(), "json: "))
 			return nil
 		}
 		return raw
 	}
 	switch t.Kind() {
 	case reflect.Interface:
-		return v.toAny()
+		return v.Any()
 	case reflect.Struct:
-		if v.kind != vMap {
+		if v.kind != Map {
 			return w.typeError(v, "object", path, line)
 		}
 		info := fieldsOf(t)
 		out := make(map[string]any, len(v.keys))
 		for i, k := range v.keys {
 			cp, kl := joinField(path, k), v.keyLines[i]
-			if w.skip[cp] {
-				w.rep.record(cp, kl)
-				out[k] = v.vals[i].toAny()
+			if w.Skip[cp] {
+				w.Lines.Record(cp, kl)
+				out[k] = v.vals[i].Any()
 				continue
 			}
 			ft, ok := info.fields[k]
 			if !ok {
-				if w.open[t] {
-					w.rep.record(cp, kl)
-					out[k] = v.vals[i].toAny()
+				if w.Open[t] {
+					w.Lines.Record(cp, kl)
+					out[k] = v.vals[i].Any()
 					continue
 				}
-				w.rep.errorAt(cp, kl, unknownField(k, info.names))
+				w.errorAt(cp, kl, unknownField(k, info.names))
 				continue
 			}
 			if x := w.walk(v.vals[i], ft, cp, kl); x != nil {
@@ -118,7 +207,7 @@ func (w *walker) walk(v *value, t reflect.Type, path string, line int) any {
 		}
 		return out
 	case reflect.Map:
-		if v.kind != vMap {
+		if v.kind != Map {
 			return w.typeError(v, "object", path, line)
 		}
 		out := make(map[string]any, len(v.keys))
@@ -132,16 +221,16 @@ func (w *walker) walk(v *value, t reflect.Type, path string, line int) any {
 	case reflect.Slice, reflect.Array:
 		if t.Elem().Kind() == reflect.Uint8 {
 			// []byte is base64 in JSON (Secret.data).
-			if v.kind != vStr {
+			if v.kind != String {
 				return w.typeError(v, "base64 string", path, line)
 			}
 			if _, err := base64.StdEncoding.DecodeString(v.str); err != nil {
-				w.rep.errorAt(path, line, "invalid value: not valid base64: "+err.Error())
+				w.errorAt(path, line, "invalid value: not valid base64: "+err.Error())
 				return nil
 			}
 			return v.str
 		}
-		if v.kind != vSeq {
+		if v.kind != Seq {
 			return w.typeError(v, "list", path, line)
 		}
 		out := make([]any, len(v.items))
@@ -150,15 +239,15 @@ func (w *walker) walk(v *value, t reflect.Type, path string, line int) any {
 		}
 		return out
 	case reflect.String:
-		if v.kind != vStr {
+		if v.kind != String {
 			return w.typeError(v, "string", path, line)
 		}
 		return v.str
 	case reflect.Bool:
-		if v.kind == vBool {
+		if v.kind == Bool {
 			return v.b
 		}
-		if v.kind == vStr && v.plain {
+		if v.kind == String && v.plain {
 			// YAML 1.1 booleans, as kubectl's YAML decoder reads them.
 			switch v.str {
 			case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON":
@@ -169,39 +258,46 @@ func (w *walker) walk(v *value, t reflect.Type, path string, line int) any {
 		}
 		return w.typeError(v, "boolean", path, line)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		if v.kind != vInt {
+		if v.kind != Int {
 			return w.typeError(v, "integer", path, line)
 		}
 		bits := t.Bits()
 		lo, hi := -(int64(1) << (bits - 1)), int64(1)<<(bits-1)-1
 		if v.i < lo || v.i > hi {
-			w.rep.errorAt(path, line, fmt.Sprintf("invalid value %d: out of range for a %d-bit integer", v.i, bits))
+			w.errorAt(path, line, fmt.Sprintf("invalid value %d: out of range for a %d-bit integer", v.i, bits))
 			return nil
 		}
 		return v.i
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if v.kind != vInt {
+		if v.kind != Int {
 			return w.typeError(v, "integer", path, line)
 		}
 		if v.i < 0 || (t.Bits() < 64 && v.i >= int64(1)<<t.Bits()) {
-			w.rep.errorAt(path, line, fmt.Sprintf("invalid value %d: out of range for an unsigned %d-bit integer", v.i, t.Bits()))
+			w.errorAt(path, line, fmt.Sprintf("invalid value %d: out of range for an unsigned %d-bit integer", v.i, t.Bits()))
 			return nil
 		}
 		return v.i
 	case reflect.Float32, reflect.Float64:
 		switch v.kind {
-		case vInt:
+		case Int:
 			return v.i
-		case vFloat:
+		case Float:
 			return v.f
 		}
 		return w.typeError(v, "number", path, line)
 	}
-	return v.toAny()
+	return v.Any()
 }
 
-func (w *walker) typeError(v *value, want, path string, line int) any {
-	w.rep.errorAt(path, line, fmt.Sprintf("invalid type: expected %s, got %s", want, v.describe()))
+func (w *Checker) errorAt(path string, line int, reason string) {
+	if line <= 0 {
+		line = w.Lines.Line(path)
+	}
+	w.Problems = append(w.Problems, events.FieldError{Field: path, Line: line, Reason: reason})
+}
+
+func (w *Checker) typeError(v *Node, want, path string, line int) any {
+	w.errorAt(path, line, fmt.Sprintf("invalid type: expected %s, got %s", want, v.Describe()))
 	return nil
 }
 
@@ -209,13 +305,15 @@ func (w *walker) typeError(v *value, want, path string, line int) any {
 // the nearest declared name when one is close.
 func unknownField(key string, names []string) string {
 	msg := fmt.Sprintf("unknown field %q", key)
-	if s := suggest(key, names); s != "" {
+	if s := Suggest(key, names); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return msg
 }
 
-func suggest(key string, names []string) string {
+// Suggest returns the name in names nearest to key (the same but for
+// case, or a few edits away), or "" when none is close.
+func Suggest(key string, names []string) string {
 	best, bestD := "", 3
 	for _, n := range names {
 		if strings.EqualFold(n, key) {
