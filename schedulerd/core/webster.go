@@ -40,11 +40,12 @@ func tieDescending(uid string) bool {
 // time, each to the party with the highest priority weight/(2*seats+1),
 // ties to the party with fewer seats, then by name in the direction desc
 // says. Priorities are compared as float64 quotients, as Karmada does.
-// Weights and seats must not be negative.
+// Weights and seats must not be negative, and seats + n must stay below
+// 2^61.
 //
 // Its cost does not depend on n: O(p log p) for p parties (see
-// websterHeap.bulk), so that a Deployment of 2^31-1 replicas is divided
-// as fast as one of 3.
+// websterHeap.bulk), so that 2^31-1 replicas cost no more to divide than
+// a thousand.
 func webster(n int64, parties []party, desc bool) {
 	var h websterHeap
 	h.run(n, parties, desc)
@@ -59,9 +60,10 @@ type websterHeap struct {
 	order []int32   // for ranking names and sorting breakpoints
 	bp    []float64 // per party: where it starts to win seats (estimate)
 	give  []int64   // per party: the seats bulk hands out
-	// evals counts the priorities computed (one per seat handed out one
-	// at a time, one per check of a bulk threshold): the measure of the
-	// work, which tests hold to O(parties) per division.
+	// evals counts the priorities computed since the heap was made (one
+	// per seat handed out one at a time, one per check of a bulk
+	// threshold): the measure of the work, which tests hold to O(parties)
+	// per division.
 	evals int64
 }
 
