@@ -7,7 +7,6 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
-	"github.com/flotilla-io/flotilla/internal/cputime"
 	"github.com/flotilla-io/flotilla/schedulerd/framework"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -119,16 +118,7 @@ func BenchmarkDivideHugeReplicas(b *testing.B) {
 			for _, replicas := range []int32{1000, math.MaxInt32} {
 				in := Input{Binding: deployment("big", replicas, policy.Placement{ReplicaScheduling: st.rs}), Snapshot: snap}
 				in.Binding.UID = oddUID
-				b.Run(fmt.Sprintf("clusters=%d/strategy=%s/replicas=%d", n, st.name, replicas), func(b *testing.B) {
-					b.ReportAllocs()
-					cpu0 := cputime.Process()
-					for b.Loop() {
-						if r := s.Schedule(in); !r.Scheduled {
-							b.Fatal(r.Error)
-						}
-					}
-					reportCPU(b, cpu0)
-				})
+				b.Run(fmt.Sprintf("clusters=%d/strategy=%s/replicas=%d", n, st.name, replicas), func(b *testing.B) { benchDecisions(b, s, in) })
 			}
 		}
 	}

@@ -82,13 +82,19 @@ func (h *websterHeap) run(n int64, parties []party, desc bool) {
 	if n <= 0 || len(parties) == 0 {
 		return
 	}
-	items := slices.Grow(h.items[:0], len(parties))[:len(parties)]
-	h.items = items
 	h.rankNames(parties, desc)
 	n = h.bulk(n, parties)
-	if n == 0 {
+	h.oneAtATime(n, parties)
+}
+
+// oneAtATime hands out n seats one at a time, each to the party first by
+// priority, fewer seats, then name rank, with a binary heap: O(p + n log p)
+// for p parties. The name ranks are rankNames's.
+func (h *websterHeap) oneAtATime(n int64, parties []party) {
+	if n <= 0 {
 		return
 	}
+	items := h.items
 	h.evals += int64(len(items)) + n
 	for i := range items {
 		items[i].pri = priority(&parties[i])
@@ -306,11 +312,12 @@ func (h *websterHeap) fillEqual(n int64, parties []party) {
 	}
 }
 
-// rankNames sets items[i].tie from the names of parties: their rank in
-// name order (equal names, equal ranks), reversed when desc. It uses the
-// parties' ranks when all have one.
+// rankNames sizes h.items to the parties and sets items[i].tie from the
+// names of parties: their rank in name order (equal names, equal ranks),
+// reversed when desc. It uses the parties' ranks when all have one.
 func (h *websterHeap) rankNames(parties []party, desc bool) {
-	items := h.items
+	items := slices.Grow(h.items[:0], len(parties))[:len(parties)]
+	h.items = items
 	known := true
 	maxRank := int32(0)
 	for i := range parties {

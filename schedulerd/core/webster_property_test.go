@@ -18,27 +18,8 @@ func websterOneSeatAtATime(h *websterHeap, n int64, parties []party, desc bool) 
 	if n <= 0 || len(parties) == 0 {
 		return
 	}
-	items := make([]heapItem, len(parties))
-	h.items = items
 	h.rankNames(parties, desc)
-	for i := range items {
-		h.evals++
-		items[i].pri = priority(&parties[i])
-		items[i].seats = parties[i].seats
-		items[i].party = int32(i)
-	}
-	for i := len(items)/2 - 1; i >= 0; i-- {
-		down(items, i)
-	}
-	for ; n > 0; n-- {
-		top := &items[0]
-		p := &parties[top.party]
-		p.seats++
-		top.seats = p.seats
-		h.evals++
-		top.pri = priority(p)
-		down(items, 0)
-	}
+	h.oneAtATime(n, parties)
 }
 
 // evalBound is the most priorities webster may compute for a division
