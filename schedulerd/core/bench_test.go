@@ -61,32 +61,27 @@ func BenchmarkSchedule(b *testing.B) {
 			in := Input{Binding: deployment("bench", 50, pl), Clusters: cs}
 			in.Binding.UID = "d43fdeeb-d750-4e2b-bee3-64eb94534f4c"
 			in.Binding.ReplicaRequirements = corev1.ResourceList{corev1.ResourceCPU: resourceMust("250m"), corev1.ResourceMemory: resourceMust("256Mi")}
-			b.Run(fmt.Sprintf("clusters=%d/strategy=%s", n, st.name), func(b *testing.B) {
-				b.ReportAllocs()
-				cpu0 := cputime.Process()
-				for b.Loop() {
-					if r := s.Schedule(in); !r.Scheduled {
-						b.Fatal(r.Error)
-					}
-				}
-				reportCPU(b, cpu0)
-			})
+			b.Run(fmt.Sprintf("clusters=%d/strategy=%s", n, st.name), func(b *testing.B) { benchDecisions(b, s, in) })
 			// The daemon's faster path: the clusters prepared once
 			// (framework.NewSnapshot) and shared between decisions.
 			snap := in
 			snap.Clusters, snap.Snapshot = nil, framework.NewSnapshot(cs)
-			b.Run(fmt.Sprintf("clusters=%d/strategy=%s/input=snapshot", n, st.name), func(b *testing.B) {
-				b.ReportAllocs()
-				cpu0 := cputime.Process()
-				for b.Loop() {
-					if r := s.Schedule(snap); !r.Scheduled {
-						b.Fatal(r.Error)
-					}
-				}
-				reportCPU(b, cpu0)
-			})
+			b.Run(fmt.Sprintf("clusters=%d/strategy=%s/input=snapshot", n, st.name), func(b *testing.B) { benchDecisions(b, s, snap) })
 		}
 	}
+}
+
+// benchDecisions schedules in over and over, reporting allocations and
+// cpu-ns/op.
+func benchDecisions(b *testing.B, s *Scheduler, in Input) {
+	b.ReportAllocs()
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		if r := s.Schedule(in); !r.Scheduled {
+			b.Fatal(r.Error)
+		}
+	}
+	reportCPU(b, cpu0)
 }
 
 // reportCPU reports the process CPU time (user + system, garbage
