@@ -142,9 +142,14 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Subscribed before publishing: policyd may answer at once.
+	sub, err := bus.Subscribe(wctx, events.StreamPolicy, []string{events.AllObjects, events.AllRejected, events.AllBindings}, true)
+	if err != nil {
+		return err
+	}
 	watching := make(chan error, 1)
 	go func() {
-		watching <- bus.Watch(wctx, events.StreamPolicy, []string{events.AllObjects, events.AllRejected, events.AllBindings}, true, func(m natsbus.Message) {
+		watching <- sub.Run(func(m natsbus.Message) {
 			if m.Err != nil {
 				return
 			}
@@ -161,7 +166,6 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 			}
 		})
 	}()
-	time.Sleep(50 * time.Millisecond) // let the watch subscribe before publishing
 	pending := map[string]outgoing{}
 	for _, m := range msgs {
 		if err := bus.Publish(ctx, m.subject, m.event); err != nil {
