@@ -6,14 +6,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 func TestDescribe(t *testing.T) {
-	decisions, work := recordedWork(t)
-	clusters := readmodel.Clusters(recordedOn(t, events.AllMembers), recordedOn(t, events.AllHealth, events.AllCapacity))
-	myApp, err := readmodel.FindTemplate(decisions, work, "my-app", "default")
+	v := recordedViews(t)
+	clusters := v.clusters
+	myApp, err := readmodel.FindTemplate(v.decisions, v.work, "my-app", "default")
 	if err != nil {
 		t.Fatal(err)
 	}

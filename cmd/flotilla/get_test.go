@@ -13,13 +13,8 @@ import (
 
 func TestGetTables(t *testing.T) {
 	fixClock(t)
-	decisions, work := recordedWork(t)
-	published := readmodel.FoldPublished(recordedOn(t, readmodel.PublishedSubjects...))
-	clusters := readmodel.Clusters(recordedOn(t, events.AllMembers), recordedOn(t, events.AllHealth, events.AllCapacity))
-	myApp, err := readmodel.FindTemplate(decisions, work, "deploy/my-app", "default")
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := recordedViews(t)
+	decisions, work, published, clusters, myApp := v.decisions, v.work, v.published, v.clusters, v.myApp
 	for _, tt := range []struct {
 		name  string
 		print func(*bytes.Buffer) error
@@ -93,16 +88,15 @@ TOTAL      6       8
 }
 
 func TestGetOfAnUnknownKindIsAnError(t *testing.T) {
-	published := readmodel.FoldPublished(recordedOn(t, readmodel.PublishedSubjects...))
 	var b bytes.Buffer
-	err := printTemplates(&b, &b, &listFlags{namespace: "default"}, published, "bogus")
+	err := printTemplates(&b, &b, &listFlags{namespace: "default"}, recordedViews(t).published, "bogus")
 	if err == nil || !strings.Contains(err.Error(), `unknown resource "bogus"`) || b.Len() != 0 {
 		t.Errorf("got %v, printed %q", err, b.String())
 	}
 }
 
 func TestGetWorkWithJSONShowsTheJoinedPhaseNotTheLostClustersUnknown(t *testing.T) {
-	_, work := recordedWork(t)
+	work := recordedViews(t).work
 	out := printed(t, func(b *bytes.Buffer) error { return printWork(b, &listFlags{all: true, output: "json"}, work) })
 	if strings.Contains(out, `"phase": "Unknown"`) || !strings.Contains(out, `"phase": "Evicted"`) {
 		t.Errorf("-o json:\n%s", out)

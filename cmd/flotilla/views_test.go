@@ -17,11 +17,27 @@ func fixClock(t *testing.T) {
 	t.Cleanup(func() { now = old })
 }
 
-// recordedWork joins the recorded work as `get work` and `describe work`
-// read it.
-func recordedWork(t *testing.T) ([]events.PlacementDecision, readmodel.Work) {
-	decisions := readmodel.Decisions(recordedOn(t, events.AllPlacements))
-	return decisions, readmodel.Join(recordedOn(t, events.AllWork), decisions, recordedOn(t, events.AllHealth))
+// views are the read model's views of the recorded events.
+type views struct {
+	decisions []events.PlacementDecision
+	work      readmodel.Work
+	published readmodel.Published
+	clusters  []readmodel.Cluster
+	// myApp is deployment/my-app, as `get KIND/NAME` and `describe work` find it.
+	myApp readmodel.Template
+}
+
+func recordedViews(t *testing.T) views {
+	t.Helper()
+	v := views{decisions: readmodel.Decisions(recordedOn(t, events.AllPlacements))}
+	v.work = readmodel.Join(recordedOn(t, events.AllWork), v.decisions, recordedOn(t, events.AllHealth))
+	v.published = readmodel.FoldPublished(recordedOn(t, readmodel.PublishedSubjects...))
+	v.clusters = readmodel.Clusters(recordedOn(t, events.AllMembers), recordedOn(t, events.AllHealth, events.AllCapacity))
+	var err error
+	if v.myApp, err = readmodel.FindTemplate(v.decisions, v.work, "deploy/my-app", "default"); err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 // printed runs print into a buffer.
