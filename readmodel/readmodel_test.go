@@ -1,6 +1,7 @@
 package readmodel
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -15,6 +16,9 @@ var (
 	mySvc    = events.ObjectKey{Kind: "Service", Namespace: "default", Name: "my-app"}
 	myPolicy = events.ObjectKey{Group: "policy.karmada.io", Kind: "PropagationPolicy", Namespace: "default", Name: "my-app-policy"}
 )
+
+// errInvalid stands for a stored message that is not a CloudEvent.
+var errInvalid = errors.New("not a CloudEvent")
 
 // recorder numbers the events it records as a stream would.
 type recorder struct {
