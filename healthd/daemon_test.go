@@ -146,10 +146,10 @@ func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
 	}()
 
 	await(t, &s, events.TypeClusterHealthChanged, "member1 Ready", func(h events.ClusterHealth) bool {
-		return h.Cluster == "member1" && h.State == StateReady && h.FailingSince == nil && len(h.Taints) == 0
+		return h.Cluster == "member1" && h.State == events.ClusterStateReady && h.FailingSince == nil && len(h.Taints) == 0
 	})
 	snap := await(t, &s, events.TypeClusterHealthSnapshot, "a snapshot with member1 Ready", func(hs events.HealthSnapshot) bool {
-		return len(hs.Clusters) == 1 && hs.Clusters[0].Cluster == "member1" && hs.Clusters[0].State == StateReady
+		return len(hs.Clusters) == 1 && hs.Clusters[0].Cluster == "member1" && hs.Clusters[0].State == events.ClusterStateReady
 	})
 	if snap.TakenAt.IsZero() || snap.Clusters[0].ObservedAt.After(snap.TakenAt) {
 		t.Errorf("a snapshot's clusters are observed before it is taken: %+v", snap)
@@ -165,7 +165,7 @@ func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
 
 	m.failing.Store(true)
 	notReady := await(t, &s, events.TypeClusterHealthChanged, "member1 NotReady", func(h events.ClusterHealth) bool {
-		return h.State == StateNotReady
+		return h.State == events.ClusterStateNotReady
 	})
 	if notReady.FailingSince == nil || !notReady.FailingSince.Before(notReady.Since) || !hasTaint(notReady, policy.TaintClusterNotReady, corev1.TaintEffectNoSchedule) ||
 		!strings.Contains(notReady.LastProbeError, "etcd failed") {
@@ -174,17 +174,17 @@ func TestDaemonPublishesSnapshotsAndTheLossOfAMember(t *testing.T) {
 
 	m.Close()
 	unreachable := await(t, &s, events.TypeClusterHealthChanged, "member1 Unreachable", func(h events.ClusterHealth) bool {
-		return h.State == StateUnreachable
+		return h.State == events.ClusterStateUnreachable
 	})
 	if unreachable.FailingSince == nil || !unreachable.FailingSince.Equal(*notReady.FailingSince) ||
 		!hasTaint(unreachable, policy.TaintClusterUnreachable, corev1.TaintEffectNoSchedule) || hasTaint(unreachable, policy.TaintClusterNotReady, corev1.TaintEffectNoSchedule) {
 		t.Errorf("Unreachable keeps FailingSince and swaps the taint key; got %+v", unreachable)
 	}
 	await(t, &s, events.TypeClusterHealthChanged, "member1 tainted NoExecute", func(h events.ClusterHealth) bool {
-		return h.State == StateUnreachable && hasTaint(h, policy.TaintClusterUnreachable, corev1.TaintEffectNoExecute)
+		return h.State == events.ClusterStateUnreachable && hasTaint(h, policy.TaintClusterUnreachable, corev1.TaintEffectNoExecute)
 	})
 	lost := await(t, &s, events.TypeClusterHealthSnapshot, "a snapshot with member1 Unreachable and NoExecute", func(hs events.HealthSnapshot) bool {
-		return len(hs.Clusters) == 1 && hs.Clusters[0].State == StateUnreachable && hasTaint(hs.Clusters[0], policy.TaintClusterUnreachable, corev1.TaintEffectNoExecute)
+		return len(hs.Clusters) == 1 && hs.Clusters[0].State == events.ClusterStateUnreachable && hasTaint(hs.Clusters[0], policy.TaintClusterUnreachable, corev1.TaintEffectNoExecute)
 	}).Clusters[0]
 
 	// A restarted healthd carries on: no new transition, the same taints.
@@ -297,7 +297,9 @@ func TestARestartedHealthdIgnoresARegistrationOlderThanTheDeletion(t *testing.T)
 	}
 	register(t, bus, key, "member2", m.URL)
 	stop := start(t, cfg, bus, prometheus.NewRegistry())
-	await(t, &s, events.TypeClusterHealthChanged, "member2 Ready", func(h events.ClusterHealth) bool { return h.Cluster == "member2" && h.State == StateReady })
+	await(t, &s, events.TypeClusterHealthChanged, "member2 Ready", func(h events.ClusterHealth) bool {
+		return h.Cluster == "member2" && h.State == events.ClusterStateReady
+	})
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := bus.JetStream().Consumer(ctx, events.StreamPolicy, ConsumerName)
@@ -330,7 +332,9 @@ func TestARestartedHealthdIgnoresARegistrationOlderThanTheDeletion(t *testing.T)
 	}
 	register(t, bus, key, "member1", m.URL)
 	register(t, bus, key, "member3", newMember(t).URL)
-	await(t, &s, events.TypeClusterHealthChanged, "member3 Ready", func(h events.ClusterHealth) bool { return h.Cluster == "member3" && h.State == StateReady })
+	await(t, &s, events.TypeClusterHealthChanged, "member3 Ready", func(h events.ClusterHealth) bool {
+		return h.Cluster == "member3" && h.State == events.ClusterStateReady
+	})
 	if gauge(t, reg, "flotilla_cluster_ready", "member1") != 0 {
 		t.Fatal("a registration older than member1's deletion started a prober after a restart")
 	}

@@ -9,15 +9,6 @@ import (
 	"github.com/flotilla-io/flotilla/events/policy"
 )
 
-// Cluster states.
-const (
-	StateUnknown     = "Unknown"
-	StateReady       = "Ready"
-	StateSuspect     = "Suspect"
-	StateNotReady    = "NotReady"
-	StateUnreachable = "Unreachable"
-)
-
 // Reasons healthd gives a cluster itself (the others are Karmada's
 // ClusterReady, ClusterNotReady and ClusterUnreachable).
 const (
@@ -104,7 +95,7 @@ type Tracker struct {
 // Thresholds below 1 count as 1.
 func NewTracker(th Thresholds, p TaintPolicy) Tracker {
 	th.Failure, th.Success = max(th.Failure, 1), max(th.Success, 1)
-	return Tracker{thresholds: th, policy: p, state: StateUnknown}
+	return Tracker{thresholds: th, policy: p, state: events.ClusterStateUnknown}
 }
 
 // RestoreTracker resumes from h, the last health healthd published for the
@@ -117,7 +108,7 @@ func NewTracker(th Thresholds, p TaintPolicy) Tracker {
 func RestoreTracker(th Thresholds, p TaintPolicy, h events.ClusterHealth) Tracker {
 	t := NewTracker(th, p)
 	switch h.State {
-	case StateReady, StateSuspect, StateNotReady, StateUnreachable, StateUnknown:
+	case events.ClusterStateReady, events.ClusterStateSuspect, events.ClusterStateNotReady, events.ClusterStateUnreachable, events.ClusterStateUnknown:
 	default:
 		return t
 	}
@@ -135,7 +126,7 @@ func RestoreTracker(th Thresholds, p TaintPolicy, h events.ClusterHealth) Tracke
 		t.taints = append(t.taints, *tt.DeepCopy())
 	}
 	switch {
-	case bad(t.state):
+	case events.ClusterLost(t.state):
 		t.failures, t.badSince = t.thresholds.Failure, t.since
 		for _, tt := range t.taints {
 			if tt.Effect == corev1.TaintEffectNoExecute && tt.TimeAdded != nil && p.NoExecuteAfter > 0 {
@@ -144,9 +135,9 @@ func RestoreTracker(th Thresholds, p TaintPolicy, h events.ClusterHealth) Tracke
 				}
 			}
 		}
-	case t.state == StateSuspect:
+	case t.state == events.ClusterStateSuspect:
 		t.failures = 1
-	case t.state == StateUnknown && (t.reason == ReasonCertificateNotVerified || t.reason == ReasonAnonymousProbeRefused):
+	case t.state == events.ClusterStateUnknown && (t.reason == ReasonCertificateNotVerified || t.reason == ReasonAnonymousProbeRefused):
 		t.inconclusive = t.thresholds.Failure
 	}
 	if t.observedAt.IsZero() {
@@ -167,7 +158,9 @@ func (t *Tracker) State() string { return t.state }
 
 // Ready reports whether the state counts as Ready for scheduling (a Suspect
 // cluster is still Ready: one slow probe changes nothing).
-func (t *Tracker) Ready() bool { return t.state == StateReady || t.state == StateSuspect }
+func (t *Tracker) Ready() bool {
+	return t.state == events.ClusterStateReady || t.state == events.ClusterStateSuspect
+}
 
 // Observed reports whether the cluster was ever probed (or found
 // unprobeable): whether its health means anything yet.
@@ -184,7 +177,7 @@ func (t *Tracker) Observe(r ProbeResult, now time.Time) bool {
 	case r.OK:
 		t.inconclusive = 0
 		t.succeeded()
-	case r.Inconclusive != "" && !bad(t.state):
+	case r.Inconclusive != "" && !events.ClusterLost(t.state):
 		t.undecided(r)
 	default:
 		t.inconclusive = 0
@@ -195,16 +188,16 @@ func (t *Tracker) Observe(r ProbeResult, now time.Time) bool {
 	}
 	t.reason = ""
 	switch {
-	case t.state == StateUnknown && r.Inconclusive != "":
+	case t.state == events.ClusterStateUnknown && r.Inconclusive != "":
 		t.reason = r.Inconclusive
 	case t.Ready() && r.Anonymous:
 		t.reason = ReasonAnonymousProbe
 	}
-	if t.state == StateReady && r.OK {
+	if t.state == events.ClusterStateReady && r.OK {
 		t.message = r.Message
 	}
 	tainted := t.Evaluate(now)
-	unjudged := t.state == StateUnknown && t.reason != "" && t.message != prevMessage
+	unjudged := t.state == events.ClusterStateUnknown && t.reason != "" && t.message != prevMessage
 	return t.state != prev || t.reason != prevReason || tainted || unjudged
 }
 
@@ -217,10 +210,10 @@ func (t *Tracker) Observe(r ProbeResult, now time.Time) bool {
 func (t *Tracker) undecided(r ProbeResult) {
 	t.successes = 0
 	t.inconclusive++
-	if t.state != StateUnknown && t.inconclusive < t.thresholds.Failure {
+	if t.state != events.ClusterStateUnknown && t.inconclusive < t.thresholds.Failure {
 		return
 	}
-	t.state, t.message, t.lastError = StateUnknown, r.Message, r.Message
+	t.state, t.message, t.lastError = events.ClusterStateUnknown, r.Message, r.Message
 	t.failures, t.otherKind = 0, 0
 	t.failingSince, t.badSince = time.Time{}, time.Time{}
 }
@@ -228,8 +221,8 @@ func (t *Tracker) undecided(r ProbeResult) {
 func (t *Tracker) succeeded() {
 	t.failures, t.otherKind, t.lastError = 0, 0, ""
 	t.successes++
-	if !bad(t.state) || t.successes >= t.thresholds.Success {
-		t.state = StateReady
+	if !events.ClusterLost(t.state) || t.successes >= t.thresholds.Success {
+		t.state = events.ClusterStateReady
 	}
 }
 
@@ -240,15 +233,15 @@ func (t *Tracker) failed(r ProbeResult, now time.Time) {
 	if t.failingSince.IsZero() {
 		t.failingSince = now
 	}
-	kind := StateNotReady
+	kind := events.ClusterStateNotReady
 	switch {
 	case r.Inconclusive != "":
 		kind = t.state // an answer healthd cannot trust is no sign of recovery, nor of the other kind
 	case !r.Reachable:
-		kind = StateUnreachable
+		kind = events.ClusterStateUnreachable
 	}
 	switch {
-	case bad(t.state):
+	case events.ClusterLost(t.state):
 		if kind == t.state {
 			t.otherKind = 0
 			return
@@ -258,17 +251,17 @@ func (t *Tracker) failed(r ProbeResult, now time.Time) {
 		}
 	case t.failures >= t.thresholds.Failure:
 		t.state = kind
-	case t.state == StateReady:
-		t.state = StateSuspect
+	case t.state == events.ClusterStateReady:
+		t.state = events.ClusterStateSuspect
 	}
 }
 
 func (t *Tracker) enter(prev string, now time.Time) {
 	t.since = now
 	switch {
-	case t.state == StateReady:
+	case t.state == events.ClusterStateReady:
 		t.failingSince, t.badSince, t.message = time.Time{}, time.Time{}, ""
-	case bad(t.state) && !bad(prev):
+	case events.ClusterLost(t.state) && !events.ClusterLost(prev):
 		t.badSince = now
 	}
 }
@@ -278,7 +271,7 @@ func (t *Tracker) enter(prev string, now time.Time) {
 // news (a transition to publish).
 func (t *Tracker) NoCredentials(message string, now time.Time) bool {
 	prev, prevReason, prevMessage := t.state, t.reason, t.message
-	t.state, t.reason, t.message = StateUnknown, ReasonNoCredentials, message
+	t.state, t.reason, t.message = events.ClusterStateUnknown, ReasonNoCredentials, message
 	t.failures, t.successes, t.otherKind, t.inconclusive = 0, 0, 0, 0
 	t.failingSince, t.badSince, t.lastError, t.latency = time.Time{}, time.Time{}, "", 0
 	t.observedAt = now
@@ -311,7 +304,7 @@ func (t *Tracker) Health(cluster string) events.ClusterHealth {
 	h := events.ClusterHealth{Cluster: cluster, Ready: t.Ready(), State: t.state, Reason: t.reason, Message: t.message,
 		LastProbeMs: t.latency.Milliseconds(), LastProbeError: t.lastError, Since: utc(t.since), ObservedAt: utc(t.observedAt)}
 	if h.State == "" {
-		h.State = StateUnknown
+		h.State = events.ClusterStateUnknown
 	}
 	if !t.failingSince.IsZero() {
 		fs := t.failingSince.UTC()
@@ -326,7 +319,7 @@ func (t *Tracker) Health(cluster string) events.ClusterHealth {
 	switch {
 	case h.Ready:
 		status, reason = "True", "ClusterReady"
-	case h.State == StateUnreachable || h.State == StateUnknown:
+	case h.State == events.ClusterStateUnreachable || h.State == events.ClusterStateUnknown:
 		status, reason = "Unknown", "ClusterUnreachable"
 	}
 	if h.Reason == "" {
@@ -335,8 +328,6 @@ func (t *Tracker) Health(cluster string) events.ClusterHealth {
 	h.Conditions = []events.ClusterCondition{{Type: policy.ClusterConditionReady, Status: status, Reason: h.Reason, Message: h.Message, LastTransitionTime: h.Since}}
 	return h
 }
-
-func bad(state string) bool { return state == StateNotReady || state == StateUnreachable }
 
 func utc(t time.Time) time.Time {
 	if t.IsZero() {

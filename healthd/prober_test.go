@@ -91,20 +91,20 @@ func TestAClusterWithoutCredentialsIsProbedAnonymouslyAtItsAPIEndpointAndCanFail
 
 	for name, url := range map[string]string{"trusted": trusted.URL, "plain": plain.URL} {
 		h := await(t, s, events.TypeClusterHealthChanged, name+" Ready, judged anonymously", func(h events.ClusterHealth) bool {
-			return h.Cluster == name && h.State == StateReady
+			return h.Cluster == name && h.State == events.ClusterStateReady
 		})
 		if h.Reason != ReasonAnonymousProbe || !strings.HasPrefix(h.Message, "judged by anonymous GET "+url+"/readyz, since healthd holds no credentials") || len(h.Taints) != 0 {
 			t.Errorf("%s: want reason AnonymousProbe, a message saying how it was judged and no taints; got %+v", name, h)
 		}
 	}
 	nowhere := await(t, s, events.TypeClusterHealthChanged, "nowhere Unknown", func(h events.ClusterHealth) bool { return h.Cluster == "nowhere" })
-	if nowhere.State != StateUnknown || nowhere.Reason != ReasonNoCredentials || !strings.Contains(nowhere.Message, "no credentials") {
+	if nowhere.State != events.ClusterStateUnknown || nowhere.Reason != ReasonNoCredentials || !strings.Contains(nowhere.Message, "no credentials") {
 		t.Errorf("a cluster with neither credentials nor apiEndpoint stays Unknown (NoCredentials): %+v", nowhere)
 	}
 
 	trusted.Close()
 	lost := await(t, s, events.TypeClusterHealthChanged, "trusted Unreachable", func(h events.ClusterHealth) bool {
-		return h.Cluster == "trusted" && h.State == StateUnreachable
+		return h.Cluster == "trusted" && h.State == events.ClusterStateUnreachable
 	})
 	if lost.FailingSince == nil || !hasTaint(lost, policy.TaintClusterUnreachable, corev1.TaintEffectNoSchedule) || !strings.HasPrefix(lost.LastProbeError, "anonymous /readyz: ") {
 		t.Errorf("a lost cluster judged anonymously is Unreachable like any other, with FailingSince, the NoSchedule taint and the probe error: %+v", lost)
@@ -132,13 +132,13 @@ func TestAClusterWhoseCertificateIsNotVerifiedIsNeverReady(t *testing.T) {
 	defer stop()
 
 	first := await(t, s, events.TypeClusterHealthChanged, "untrusted Unknown", func(h events.ClusterHealth) bool { return h.Cluster == "untrusted" })
-	if first.State != StateUnknown || first.Ready || first.Reason != ReasonCertificateNotVerified || first.FailingSince != nil ||
+	if first.State != events.ClusterStateUnknown || first.Ready || first.Reason != ReasonCertificateNotVerified || first.FailingSince != nil ||
 		!strings.Contains(first.Message, "is not verified") || !strings.Contains(first.Message, "spec.insecureSkipTLSVerification") ||
 		!hasTaint(first, policy.TaintClusterNotReady, corev1.TaintEffectNoSchedule) {
 		t.Errorf("want Unknown, not ready, reason CertificateNotVerified, no failing spell, the not-ready NoSchedule taint and a message naming the cause; got %+v", first)
 	}
 	skipped := await(t, s, events.TypeClusterHealthChanged, "skipped Ready", func(h events.ClusterHealth) bool { return h.Cluster == "skipped" })
-	if skipped.State != StateReady || !strings.Contains(skipped.Message, "certificate not verified, as spec.insecureSkipTLSVerification says") {
+	if skipped.State != events.ClusterStateReady || !strings.Contains(skipped.Message, "certificate not verified, as spec.insecureSkipTLSVerification says") {
 		t.Errorf("spec.insecureSkipTLSVerification: Ready, and the message says the certificate was not verified; got %+v", skipped)
 	}
 	// Many probes later, still one transition for the untrusted cluster.

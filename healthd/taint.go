@@ -107,7 +107,7 @@ func (p TaintPolicy) Apply(s TaintState, now time.Time) TaintState {
 		out.Taints = append(out.Taints, keep(s.Taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoSchedule}, now))
 	}
 	if p.Rules == nil {
-		if ok && p.NoExecuteAfter > 0 && bad(s.State) && !s.BadSince.IsZero() && !now.Before(s.BadSince.Add(p.NoExecuteAfter)) {
+		if ok && p.NoExecuteAfter > 0 && events.ClusterLost(s.State) && !s.BadSince.IsZero() && !now.Before(s.BadSince.Add(p.NoExecuteAfter)) {
 			out.Taints = append(out.Taints, keep(s.Taints, corev1.Taint{Key: key, Effect: corev1.TaintEffectNoExecute}, now))
 		}
 		return out
@@ -141,9 +141,9 @@ func (p TaintPolicy) Apply(s TaintState, now time.Time) TaintState {
 // controllerKey is the key of the controller's NoSchedule taint for state.
 func controllerKey(state string) (string, bool) {
 	switch state {
-	case StateReady, StateSuspect:
+	case events.ClusterStateReady, events.ClusterStateSuspect:
 		return "", false
-	case StateUnreachable:
+	case events.ClusterStateUnreachable:
 		return policy.TaintClusterUnreachable, true
 	default: // NotReady, Unknown
 		return policy.TaintClusterNotReady, true
@@ -158,9 +158,9 @@ func controllerTaint(t corev1.Taint) bool {
 // readyStatus is the status of the Ready condition healthd publishes for state.
 func readyStatus(state string) string {
 	switch state {
-	case StateReady, StateSuspect:
+	case events.ClusterStateReady, events.ClusterStateSuspect:
 		return "True"
-	case StateNotReady:
+	case events.ClusterStateNotReady:
 		return "False"
 	}
 	return "Unknown"

@@ -61,7 +61,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 // claimed template's from its binding), bindings and registrations.
 func (d *Daemon) rebuild(ctx context.Context) error {
 	st := d.h.st
-	p, err := ReadPublished(ctx, d.deps.Bus)
+	p, err := readPublished(ctx, d.deps.Bus)
 	if err != nil {
 		return err
 	}

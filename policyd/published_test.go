@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -106,7 +105,7 @@ func TestPolicydRebuildsAClaimedTemplateFromItsBinding(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p, err := ReadPublished(ctx, bus)
+	p, err := readPublished(ctx, bus)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,27 +175,11 @@ func TestAnOlderBindingPublishedLaterDoesNotTakeTheTemplateBack(t *testing.T) {
 	resched, _ := events.New(events.TypeRescheduleRequested, "/test", "my-app", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "my-app", "namespace": "default"}})
 	handle(resched)
 
-	p, err := ReadPublished(ctx, bus)
+	p, err := readPublished(ctx, bus)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r := p.Records[deploymentKey]; r.Generation != 2 || !strings.Contains(string(r.Object), `"replicas":9`) {
 		t.Fatalf("record after a reschedule republished the generation-1 binding: generation %d, %s", r.Generation, r.Object)
-	}
-}
-
-// Data written before bindings carried acceptedAt and warnings: an
-// object.accepted and a binding of the same generation. The record keeps
-// what object.accepted said.
-func TestABindingOfTheSameGenerationKeepsTheAcceptedRecordsWarnings(t *testing.T) {
-	at := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
-	rec := events.ObjectRecord{Key: deploymentKey, APIVersion: "apps/v1", Generation: 1, Object: []byte(`{"kind":"Deployment"}`), Warnings: []string{"spec.x: deprecated"}, Role: events.RoleTemplate, UpdatedAt: at}
-	acc, _ := events.New(events.TypeObjectAccepted, "/policyd/0", "x", rec)
-	bnd, _ := events.New(events.TypeBindingChanged, "/policyd/0", "x", events.Binding{Key: deploymentKey, APIVersion: "apps/v1", Generation: 1, Revision: 1, Template: rec.Object})
-	p := NewPublished()
-	p.Apply(acc)
-	p.Apply(bnd)
-	if got := p.Records[deploymentKey]; len(got.Warnings) != 1 || !got.UpdatedAt.Equal(at) || !p.Live[deploymentKey] {
-		t.Fatalf("record: %+v (live %v)", got, p.Live[deploymentKey])
 	}
 }

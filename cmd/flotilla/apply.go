@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -143,9 +141,14 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Subscribed before publishing: policyd may answer at once.
+	sub, err := bus.Subscribe(wctx, events.StreamPolicy, []string{events.AllObjects, events.AllRejected, events.AllBindings}, true)
+	if err != nil {
+		return err
+	}
 	watching := make(chan error, 1)
 	go func() {
-		watching <- bus.Watch(wctx, events.StreamPolicy, []string{events.AllObjects, events.AllRejected, events.AllBindings}, true, func(m natsbus.Message) {
+		watching <- sub.Run(func(m natsbus.Message) {
 			if m.Err != nil {
 				return
 			}
@@ -162,7 +165,6 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 			}
 		})
 	}()
-	time.Sleep(50 * time.Millisecond) // let the watch subscribe before publishing
 	pending := map[string]outgoing{}
 	for _, m := range msgs {
 		if err := bus.Publish(ctx, m.subject, m.event); err != nil {
@@ -317,189 +319,4 @@ func flattenKubeconfig(raw []byte, base string) ([]byte, error) {
 		return nil, err
 	}
 	return clientcmd.Write(*cfg)
-}
-
-func newDelete(g *globals) *cobra.Command {
-	var files []string
-	var namespace string
-	var timeout time.Duration
-	c := &cobra.Command{
-		Use:   "delete (-f FILE|DIR|- | KIND/NAME [-n NS])",
-		Short: "Delete templates, policies or Cluster objects; deleted templates leave every member",
-		Example: "  flotilla delete -f examples/seed000/my-app.yaml\n  flotilla delete deployment/my-app -n default\n" +
-			"  flotilla delete propagationpolicy/my-app-policy",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			var targets []deleteTarget
-			if len(files) > 0 {
-				res, err := load(cmd, files)
-				if err != nil {
-					return err
-				}
-				for _, d := range res.Docs {
-					targets = append(targets, deleteTarget{d.APIVersion, d.Kind, d.Namespace, d.Name})
-				}
-			}
-			bus, err := g.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			for _, a := range args {
-				t, err := resolveRef(ctx, bus, a, namespace)
-				if err != nil {
-					return err
-				}
-				targets = append(targets, t)
-			}
-			if len(targets) == 0 {
-				return errors.New("name what to delete: -f FILE or KIND/NAME")
-			}
-			var msgs []outgoing
-			for _, t := range targets {
-				k := events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
-				md := map[string]any{"name": t.name}
-				if t.namespace != "" {
-					md["namespace"] = t.namespace
-				}
-				e, err := events.New(events.TypeObjectDeleted, cliSource, k.String(), map[string]any{"apiVersion": t.apiVersion, "kind": t.kind, "metadata": md})
-				if err != nil {
-					return err
-				}
-				msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name)})
-			}
-			return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, msgs, timeout)
-		},
-	}
-	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
-	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of KIND/NAME")
-	c.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "how long to wait for policyd to confirm")
-	return c
-}
-
-type deleteTarget struct{ apiVersion, kind, namespace, name string }
-
-// resolveRef turns KIND/NAME into an object policyd knows, the kubectl way
-// (kind, plural or short name, case-insensitive).
-func resolveRef(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (deleteTarget, error) {
-	kind, name, ok := strings.Cut(ref, "/")
-	if !ok || name == "" {
-		return deleteTarget{}, fmt.Errorf("%q: want KIND/NAME, e.g. deployment/my-app", ref)
-	}
-	recs, err := objectRecords(ctx, bus)
-	if err != nil {
-		return deleteTarget{}, err
-	}
-	for _, r := range recs {
-		if kindMatches(kind, r.Key.Kind) && r.Key.Name == name && (r.Key.Namespace == namespace || r.Key.Namespace == "") {
-			return deleteTarget{r.APIVersion, r.Key.Kind, r.Key.Namespace, r.Key.Name}, nil
-		}
-	}
-	return deleteTarget{}, fmt.Errorf("%s not found in namespace %s", ref, namespace)
-}
-
-var shortNames = map[string]string{"pp": "propagationpolicy", "cpp": "clusterpropagationpolicy", "op": "overridepolicy", "cop": "clusteroverridepolicy",
-	"deploy": "deployment", "svc": "service", "cm": "configmap", "sts": "statefulset", "ds": "daemonset", "ns": "namespace", "pvc": "persistentvolumeclaim", "sa": "serviceaccount",
-	"po": "pod", "rs": "replicaset", "ing": "ingress", "hpa": "horizontalpodautoscaler", "cj": "cronjob", "pv": "persistentvolume", "sc": "storageclass",
-	"netpol": "networkpolicy", "pdb": "poddisruptionbudget", "ep": "endpoints", "limits": "limitrange", "quota": "resourcequota", "pc": "priorityclass",
-	"crd": "customresourcedefinition", "crds": "customresourcedefinition"}
-
-func kindMatches(arg, kind string) bool {
-	a, k := strings.ToLower(arg), strings.ToLower(kind)
-	if s, ok := shortNames[a]; ok {
-		a = s
-	}
-	if i := strings.Index(a, "."); i > 0 {
-		a = a[:i]
-	}
-	return a == k || a == k+"s" || a == k+"es" || (strings.HasSuffix(k, "y") && a == k[:len(k)-1]+"ies")
-}
-
-func newPublish(g *globals) *cobra.Command {
-	var file, subject string
-	c := &cobra.Command{
-		Use:   "publish -f event.json",
-		Short: "Publish CloudEvents (structured JSON) from an external system",
-		Long: `Publish one CloudEvent, or a JSON array of them, in CloudEvents structured
-JSON form. The event is sent in binary mode on the subject its type belongs
-to: io.flotilla.object.applied.v1 / deleted.v1 go to flotilla.input.<key of
-the object in data>, exactly as flotilla apply/delete would, and policyd
-treats them the same way (it validates them: a bad one is dead-lettered with
-the reason). --subject overrides the NATS subject.`,
-		Example: `  flotilla publish -f event.json   # {"specversion":"1.0","type":"io.flotilla.object.applied.v1","source":"/ci","id":"1","data":{...}}`,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			raw, err := readFileOrStdin(cmd, file)
-			if err != nil {
-				return err
-			}
-			var list []json.RawMessage
-			if strings.HasPrefix(strings.TrimSpace(string(raw)), "[") {
-				if err := json.Unmarshal(raw, &list); err != nil {
-					return fmt.Errorf("%s: %w", file, err)
-				}
-			} else {
-				list = []json.RawMessage{raw}
-			}
-			bus, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			for i, r := range list {
-				var e events.Event
-				if err := json.Unmarshal(r, &e); err != nil {
-					return fmt.Errorf("%s: event %d: not a CloudEvent in structured JSON: %w", file, i+1, err)
-				}
-				if err := e.Validate(); err != nil {
-					return fmt.Errorf("%s: event %d: %w", file, i+1, err)
-				}
-				subj := subject
-				if subj == "" {
-					subj = inputSubjectFor(e)
-				}
-				if err := bus.Publish(cmd.Context(), subj, e); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "published %s %s on %s\n", e.Type(), e.ID(), subj)
-			}
-			return nil
-		},
-	}
-	c.Flags().StringVarP(&file, "filename", "f", "", "event file (JSON), or - for stdin")
-	c.Flags().StringVar(&subject, "subject", "", "NATS subject (default: derived from the event)")
-	_ = c.MarkFlagRequired("filename")
-	return c
-}
-
-// inputSubjectFor derives the input subject from the object in the event's data.
-func inputSubjectFor(e events.Event) string {
-	var obj struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
-	_ = json.Unmarshal(e.Data(), &obj)
-	if obj.Kind == "" || obj.Metadata.Name == "" {
-		return events.InputSubject(events.ObjectKey{Kind: "Event", Name: e.ID()})
-	}
-	ns := obj.Metadata.Namespace
-	if ns == "" && events.RoleOf(obj.APIVersion, obj.Kind, "") == events.RoleTemplate && obj.Kind != "Namespace" {
-		ns = "default"
-	}
-	return events.InputSubject(events.KeyOf(obj.APIVersion, obj.Kind, ns, obj.Metadata.Name))
-}
-
-func readFileOrStdin(cmd *cobra.Command, file string) ([]byte, error) {
-	if file == "-" {
-		return io.ReadAll(cmd.InOrStdin())
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
 }

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 func newDescribe(g *globals) *cobra.Command {
@@ -32,7 +32,7 @@ func newDescribe(g *globals) *cobra.Command {
 			case "cluster", "clusters":
 				return describeCluster(cmd.Context(), cmd.OutOrStdout(), bus, args[1])
 			case "work", "works":
-				v, err := loadTemplateView(cmd.Context(), bus, args[1], namespace)
+				v, err := readTemplate(cmd.Context(), bus, args[1], namespace)
 				if err != nil {
 					return err
 				}
@@ -47,10 +47,15 @@ func newDescribe(g *globals) *cobra.Command {
 }
 
 func describeCluster(ctx context.Context, out io.Writer, bus *natsbus.Bus, name string) error {
-	views, err := clusterViews(ctx, bus)
+	views, err := readClusters(ctx, bus)
 	if err != nil {
 		return err
 	}
+	return printCluster(out, views, name)
+}
+
+// printCluster is `flotilla describe cluster NAME`, like `kubectl describe`.
+func printCluster(out io.Writer, views []readmodel.Cluster, name string) error {
 	for _, v := range views {
 		if v.Registration.Name != name {
 			continue
@@ -86,44 +91,27 @@ func printErr(msg string) error {
 	return errors.New(msg)
 }
 
-func newWatch(g *globals) *cobra.Command {
-	l := &listFlags{}
-	c := &cobra.Command{
-		Use:     "watch placements",
-		Short:   "Stream placements as schedulerd decides them",
-		Example: "  flotilla watch placements -A\n  flotilla watch placements -o json",
-		Args:    cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] != "placements" && args[0] != "placement" {
-				return fmt.Errorf("watch %s: only `watch placements` is supported", args[0])
-			}
-			bus, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			out := cmd.OutOrStdout()
-			// Rows arrive one at a time: fixed minimum widths keep the columns aligned.
-			w := tabwriter.NewWriter(out, 14, 0, 2, ' ', 0)
-			if l.output != "json" {
-				printPlacementHeader(w, l)
-				_ = w.Flush()
-			}
-			return bus.Watch(cmd.Context(), events.StreamPlacement, []string{events.AllPlacements}, true, func(m natsbus.Message) {
-				var p events.PlacementDecision
-				if m.Err != nil || events.Decode(m.Event, &p) != nil || !l.wants(p.Key.Namespace) {
-					return
-				}
-				p.Binding = nil
-				if l.output == "json" {
-					_, _ = printStructuredLine(out, p)
-					return
-				}
-				printPlacementRow(w, l, p)
-				_ = w.Flush()
-			})
-		},
+// describeWork is `flotilla describe work NAME`, like `kubectl describe work`.
+func describeWork(out io.Writer, v readmodel.Template) {
+	p := v.Placement
+	fmt.Fprintf(out, "Name:         %s\nNamespace:    %s\nKind:         %s\nGeneration:   %d (binding revision %d)\nScheduled:    %t\n",
+		p.Key.Name, p.Key.Namespace, p.Key.Kind, p.Generation, p.BindingRevision, p.Scheduled)
+	if p.Error != "" {
+		fmt.Fprintf(out, "Reason:       %s\n", p.Error)
 	}
-	l.register(c)
-	return c
+	fmt.Fprintln(out, "Work:")
+	for _, s := range v.Work {
+		phase, msg := v.Phase(s)
+		fmt.Fprintf(out, "  Cluster:      %s\n    Status:     %s\n    Replicas:   %d ready of %d\n    Applied:    generation %d, observed generation %d\n",
+			s.Cluster, phase, s.ReadyReplicas, s.Replicas, s.Generation, s.ObservedGeneration)
+		if len(s.AppliedOverrides) > 0 {
+			fmt.Fprintf(out, "    Overrides:  %s\n", strings.Join(s.AppliedOverrides, ", "))
+		}
+		if msg != "" {
+			fmt.Fprintf(out, "    Message:    %s\n", msg)
+		}
+		if !s.UpdatedAt.IsZero() {
+			fmt.Fprintf(out, "    Updated:    %s\n", s.UpdatedAt.Format(time.RFC3339))
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -10,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/events"
-	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 func newExplain(g *globals) *cobra.Command {
@@ -30,7 +29,14 @@ were divided. Read from the latest placement decision on the bus.`,
 				return err
 			}
 			defer bus.Close()
-			p, err := findPlacement(cmd.Context(), bus, args[0], namespace)
+			if _, _, err := readmodel.SplitRef(args[0]); err != nil {
+				return err
+			}
+			ms, err := latest(cmd.Context(), bus, events.StreamPlacement, events.AllPlacements)
+			if err != nil {
+				return err
+			}
+			p, err := readmodel.ExplainPlacement(ms, args[0], namespace)
 			if err != nil {
 				return err
 			}
@@ -45,30 +51,6 @@ were divided. Read from the latest placement decision on the bus.`,
 	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")
 	c.Flags().StringVarP(&output, "output", "o", "", "json or yaml: the whole decision")
 	return c
-}
-
-func findPlacement(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (events.PlacementDecision, error) {
-	kind, name, ok := strings.Cut(ref, "/")
-	if !ok || name == "" {
-		return events.PlacementDecision{}, fmt.Errorf("%q: want KIND/NAME, e.g. deployment/my-app", ref)
-	}
-	ms, err := bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements)
-	if err != nil {
-		return events.PlacementDecision{}, err
-	}
-	for _, m := range ms {
-		var p events.PlacementDecision
-		if m.Err != nil || events.Decode(m.Event, &p) != nil {
-			continue
-		}
-		if kindMatches(kind, p.Key.Kind) && p.Key.Name == name && (p.Key.Namespace == namespace || p.Key.Namespace == "") {
-			if events.Type(m.Event.Type()) == events.TypePlacementRemoved {
-				return p, fmt.Errorf("%s -n %s was deleted; its placement was withdrawn", ref, namespace)
-			}
-			return p, nil
-		}
-	}
-	return events.PlacementDecision{}, fmt.Errorf("no placement for %s -n %s: is the template applied and claimed by a policy? (flotilla get policies)", ref, namespace)
 }
 
 func explain(out io.Writer, p events.PlacementDecision) {

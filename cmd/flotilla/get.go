@@ -17,8 +17,8 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
-	"github.com/flotilla-io/flotilla/policyd"
 	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 type listFlags struct {
@@ -65,14 +65,14 @@ func newGet(g *globals) *cobra.Command {
 			defer bus.Close()
 			out := cmd.OutOrStdout()
 			if strings.Contains(args[0], "/") {
-				v, err := loadTemplateView(ctx, bus, args[0], l.namespace)
+				v, err := readTemplate(ctx, bus, args[0], l.namespace)
 				if err != nil {
 					return err
 				}
-				if ok, err := printStructured(out, l.output, []templateView{v}); ok {
+				if ok, err := printStructured(out, l.output, []readmodel.Template{v}); ok {
 					return err
 				}
-				return printTemplateView(out, v)
+				return printTemplate(out, v)
 			}
 			switch strings.ToLower(args[0]) {
 			case "clusters", "cluster":
@@ -118,12 +118,15 @@ func printStructured(out io.Writer, format string, items any) (bool, error) {
 
 func table(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 3, ' ', 0) }
 
+// now is the clock ages are measured against (tests fix it).
+var now = time.Now
+
 // age renders a duration the way kubectl does.
 func age(t time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
 	}
-	d := time.Since(t)
+	d := now().Sub(t)
 	switch {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))
@@ -135,65 +138,28 @@ func age(t time.Time) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-// clusterView joins a registration with its health and capacity.
-type clusterView struct {
-	Registration events.ClusterRegistration `json:"registration"`
-	Health       *events.ClusterHealth      `json:"health,omitempty"`
-	Capacity     *events.ClusterCapacity    `json:"capacity,omitempty"`
-	JoinedAt     time.Time                  `json:"joinedAt"`
-}
-
-func clusterViews(ctx context.Context, bus *natsbus.Bus) ([]clusterView, error) {
-	regs, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
+// readClusters reads the members with their health and capacity.
+func readClusters(ctx context.Context, bus *natsbus.Bus) ([]readmodel.Cluster, error) {
+	regs, err := latest(ctx, bus, events.StreamPolicy, events.AllMembers)
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]*clusterView{}
-	var names []string
-	for _, m := range regs {
-		var r events.ClusterRegistration
-		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeClusterRegistered || events.Decode(m.Event, &r) != nil {
-			continue
-		}
-		r.Credentials = nil
-		byName[r.Name] = &clusterView{Registration: r, JoinedAt: m.Time}
-		names = append(names, r.Name)
-	}
-	hs, err := bus.LatestPerSubject(ctx, events.StreamHealth, events.AllHealth, events.AllCapacity)
+	hs, err := latest(ctx, bus, events.StreamHealth, events.AllHealth, events.AllCapacity)
 	if err != nil {
 		return nil, err
 	}
-	for _, m := range hs {
-		if m.Err != nil {
-			continue
-		}
-		switch events.Type(m.Event.Type()) {
-		case events.TypeClusterHealthChanged:
-			var h events.ClusterHealth
-			if events.Decode(m.Event, &h) == nil && byName[h.Cluster] != nil {
-				byName[h.Cluster].Health = &h
-			}
-		case events.TypeClusterCapacityReported:
-			var c events.ClusterCapacity
-			if events.Decode(m.Event, &c) == nil && byName[c.Cluster] != nil {
-				c.APIEnablements = nil
-				byName[c.Cluster].Capacity = &c
-			}
-		}
-	}
-	sort.Strings(names)
-	out := make([]clusterView, 0, len(names))
-	for _, n := range names {
-		out = append(out, *byName[n])
-	}
-	return out, nil
+	return readmodel.Clusters(regs, hs), nil
 }
 
 func getClusters(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
-	views, err := clusterViews(ctx, bus)
+	views, err := readClusters(ctx, bus)
 	if err != nil {
 		return err
 	}
+	return printClusters(out, l, views)
+}
+
+func printClusters(out io.Writer, l *listFlags, views []readmodel.Cluster) error {
 	if ok, err := printStructured(out, l.output, views); ok {
 		return err
 	}
@@ -204,7 +170,7 @@ func getClusters(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFl
 	}
 	fmt.Fprintln(w)
 	for _, v := range views {
-		ready, state, version, nodes, cpu, mem := "Unknown", "Unknown", "", "", "", ""
+		ready, state, version, nodes, cpu, mem := "Unknown", events.ClusterStateUnknown, "", "", "", ""
 		if v.Health != nil {
 			ready, state = map[bool]string{true: "True", false: "False"}[v.Health.Ready], v.Health.State
 		}
@@ -242,55 +208,28 @@ func labelString(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// templateRow is one resource template as `flotilla get templates` lists it.
-type templateRow struct {
-	events.ObjectRecord
-	// Policy claims the template (nil: none); BindingRevision counts its
-	// binding's changes.
-	Policy          *events.PolicyRef `json:"policy"`
-	BindingRevision int64             `json:"bindingRevision,omitempty"`
-}
-
 // getTemplates lists the resource templates policyd accepted: every one
 // ("templates") or those of one kind, as kubectl names kinds (deployments,
 // deploy, svc, configmaps, ...).
 func getTemplates(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, l *listFlags, what string) error {
-	all := strings.EqualFold(what, "templates") || strings.EqualFold(what, "template")
-	p, err := policyd.ReadPublished(ctx, bus)
+	p, err := readPublished(ctx, bus)
 	if err != nil {
 		return err
 	}
+	return printTemplates(out, errw, l, p, what)
+}
+
+func printTemplates(out, errw io.Writer, l *listFlags, p readmodel.Published, what string) error {
+	rows, matched, clusterScoped := readmodel.Templates(p, what)
 	// A word with a group (widgets.example.com) names a kind whether or not
 	// any template of it is left; a plain word must name a built-in kind
 	// or the kind of an accepted template.
-	_, grouped := splitKindGroup(what)
-	known, clusterScoped := all || grouped, false
-	items := []templateRow{}
-	for _, r := range p.SortedRecords() {
-		if r.Role != events.RoleTemplate || (!all && !templateKindMatches(what, r.Key)) {
-			continue
-		}
-		known, clusterScoped = true, r.Key.Namespace == ""
-		if !l.wants(r.Key.Namespace) {
-			continue
-		}
-		row := templateRow{ObjectRecord: r}
-		if b, ok := p.Bindings[r.Key]; ok && p.Live[r.Key] && b.Policy != nil {
-			// The policy that claimed it, while it exists: a template whose
-			// policy was deleted keeps its placement (as in Karmada) but
-			// no policy claims it.
-			ref := events.ObjectKey{Group: "policy.karmada.io", Kind: b.Policy.Kind, Namespace: b.Policy.Namespace, Name: b.Policy.Name}
-			if _, exists := p.Records[ref]; exists {
-				row.Policy = b.Policy
-			}
-			row.BindingRevision = b.Revision
-		}
-		row.Object = nil // `flotilla get KIND/NAME -o yaml` and replay show the object
-		items = append(items, row)
-	}
+	_, _, grouped := strings.Cut(what, ".")
+	all := strings.EqualFold(what, "templates") || strings.EqualFold(what, "template")
+	known := all || grouped || matched
 	if !known {
 		for _, k := range validation.BuiltinKinds() {
-			if kindMatches(what, k) {
+			if readmodel.MatchesKind(what, events.ObjectKey{Kind: k}) {
 				known, clusterScoped = true, validation.ClusterScopedKind(k)
 				break
 			}
@@ -298,6 +237,12 @@ func getTemplates(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, l 
 	}
 	if !known {
 		return fmt.Errorf("unknown resource %q: want clusters, policies, templates, a kind (deployments, services, ...), work or placements", what)
+	}
+	items := []readmodel.TemplateRow{}
+	for _, r := range rows {
+		if l.wants(r.Key.Namespace) {
+			items = append(items, r)
+		}
 	}
 	if ok, err := printStructured(out, l.output, items); ok {
 		return err
@@ -347,42 +292,14 @@ func getTemplates(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, l 
 	return w.Flush()
 }
 
-// splitKindGroup splits "deployments.apps" into "deployments" and
-// "apps"; grouped says whether a group was given.
-func splitKindGroup(arg string) (kind string, grouped bool) {
-	kind, _, grouped = strings.Cut(arg, ".")
-	return kind, grouped
-}
-
-// templateKindMatches reports whether arg (a kind as kubectl takes it:
-// deployments, deploy, deployments.apps, services.core) names key's kind,
-// and its group when one is given.
-func templateKindMatches(arg string, key events.ObjectKey) bool {
-	kind, group, grouped := strings.Cut(arg, ".")
-	if !kindMatches(kind, key.Kind) {
-		return false
-	}
-	return !grouped || strings.EqualFold(group, key.Group) || (key.Group == "" && strings.EqualFold(group, "core"))
-}
-
-// objectRecords reads policyd's accepted objects (a claimed template's
-// record is its latest binding's: policyd.ReadPublished).
-func objectRecords(ctx context.Context, bus *natsbus.Bus) ([]events.ObjectRecord, error) {
-	p, err := policyd.ReadPublished(ctx, bus)
-	if err != nil {
-		return nil, err
-	}
-	return p.SortedRecords(), nil
-}
-
 func getPolicies(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
-	recs, err := objectRecords(ctx, bus)
+	p, err := readPublished(ctx, bus)
 	if err != nil {
 		return err
 	}
 	var items []events.ObjectRecord
-	for _, r := range recs {
-		if (r.Role == events.RolePolicy || r.Role == events.RoleOverride) && l.wants(r.Key.Namespace) {
+	for _, r := range readmodel.Policies(p) {
+		if l.wants(r.Key.Namespace) {
 			items = append(items, r)
 		}
 	}
@@ -401,79 +318,16 @@ func getPolicies(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFl
 	return w.Flush()
 }
 
-// workRow is one template in one member.
-type workRow struct {
-	events.WorkStatus
+func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
+	_, work, err := readWork(ctx, bus)
+	if err != nil {
+		return err
+	}
+	return printWork(out, l, work.Filter(func(s events.WorkStatus) bool { return l.wants(s.Key.Namespace) }))
 }
 
-func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
-	ms, err := bus.LatestPerSubject(ctx, events.StreamWork, events.AllWork)
-	if err != nil {
-		return err
-	}
-	type workID struct {
-		key     events.ObjectKey
-		cluster string
-	}
-	reported := map[workID]events.WorkStatus{}
-	for _, m := range ms {
-		var s events.WorkStatus
-		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeWorkStatusChanged || events.Decode(m.Event, &s) != nil {
-			continue
-		}
-		if l.wants(s.Key.Namespace) {
-			reported[workID{s.Key, s.Cluster}] = s
-		}
-	}
-	// Join with the placements: a placed cluster executord has not reported
-	// on yet is Pending; a reported one the placement no longer lists is
-	// Deleting until executord reports it gone.
-	pls, err := placements(ctx, bus, l)
-	if err != nil {
-		return err
-	}
-	placed := map[workID]bool{}
-	evicted := map[workID]events.Eviction{}
-	var items []events.WorkStatus
-	for _, p := range pls {
-		for _, e := range p.Evictions {
-			evicted[workID{p.Key, e.Cluster}] = e
-		}
-		for _, c := range p.Clusters {
-			id := workID{p.Key, c.Name}
-			placed[id] = true
-			if _, ok := reported[id]; !ok {
-				items = append(items, events.WorkStatus{Key: p.Key, Cluster: c.Name, Generation: p.Generation, Phase: events.WorkPending, Replicas: c.Replicas, CreatedAt: p.DecidedAt})
-			}
-		}
-	}
-	for id, s := range reported {
-		if e, ok := evicted[id]; ok && !placed[id] && e.Kept() {
-			s.Phase = "Evicted"
-			s.Message = fmt.Sprintf("evicted (%s), copy kept (%s): %s", e.Reason, e.PurgeMode, e.Message)
-		} else if !placed[id] {
-			s.Phase = events.WorkDeleting
-		}
-		items = append(items, s)
-	}
-	// A member that cannot be reached cannot report: say so rather than
-	// show its last report as current.
-	lost := map[string]string{}
-	if hs, err := bus.LatestPerSubject(ctx, events.StreamHealth, events.AllHealth); err == nil {
-		for _, m := range hs {
-			var h events.ClusterHealth
-			if m.Err == nil && events.Decode(m.Event, &h) == nil && (h.State == "NotReady" || h.State == "Unreachable") {
-				lost[h.Cluster] = fmt.Sprintf("%s since %s", h.State, h.Since.UTC().Format(time.RFC3339))
-			}
-		}
-	}
-	sort.Slice(items, func(i, j int) bool {
-		if items[i].Key.String() != items[j].Key.String() {
-			return items[i].Key.String() < items[j].Key.String()
-		}
-		return items[i].Cluster < items[j].Cluster
-	})
-	if ok, err := printStructured(out, l.output, items); ok {
+func printWork(out io.Writer, l *listFlags, work readmodel.Work) error {
+	if ok, err := printStructured(out, l.output, work.Items); ok {
 		return err
 	}
 	w := table(out)
@@ -485,14 +339,11 @@ func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags)
 		fmt.Fprint(w, "\tKIND\tREADY\tHEALTH\tGENERATION\tOVERRIDES\tMESSAGE")
 	}
 	fmt.Fprintln(w)
-	for _, s := range items {
+	for _, s := range work.Items {
 		if l.all {
 			fmt.Fprintf(w, "%s\t", s.Key.Namespace)
 		}
-		phase, msg := s.Phase, s.Message
-		if why, ok := lost[s.Cluster]; ok && s.Phase != events.WorkDeleted {
-			phase, msg = "Unknown", fmt.Sprintf("cluster %s; last reported %s", why, s.Phase)
-		}
+		phase, msg := work.Phase(s)
 		fmt.Fprintf(w, "%s\t%s\t%s\t%s", s.Key.Name, s.Cluster, phase, age(s.CreatedAt))
 		if l.output == "wide" {
 			ready := "-"
@@ -510,29 +361,51 @@ func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags)
 	return w.Flush()
 }
 
-func placements(ctx context.Context, bus *natsbus.Bus, l *listFlags) ([]events.PlacementDecision, error) {
-	ms, err := bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements)
+// readTemplate reads the template ref (KIND/NAME or NAME) names in
+// namespace, with its placement and work.
+func readTemplate(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (readmodel.Template, error) {
+	decisions, work, err := readWork(ctx, bus)
 	if err != nil {
-		return nil, err
+		return readmodel.Template{}, err
 	}
-	var items []events.PlacementDecision
-	for _, m := range ms {
-		var p events.PlacementDecision
-		if m.Err != nil || events.Type(m.Event.Type()) != events.TypePlacementDecided || events.Decode(m.Event, &p) != nil {
-			continue
+	return readmodel.FindTemplate(decisions, work, ref, namespace)
+}
+
+// printTemplate is `flotilla get KIND/NAME`: ready/desired per cluster and in total.
+func printTemplate(out io.Writer, v readmodel.Template) error {
+	w := table(out)
+	fmt.Fprintf(w, "%s\n", v.Placement.Key.Ref())
+	fmt.Fprintln(w, "CLUSTER\tREADY\tDESIRED\tSTATUS\tGENERATION\tAGE")
+	var ready, desired int32
+	for _, s := range v.Work {
+		want := s.Replicas
+		for _, c := range v.Placement.Clusters {
+			if c.Name == s.Cluster {
+				want = c.Replicas
+			}
 		}
-		if l.wants(p.Key.Namespace) {
-			p.Binding = nil
-			items = append(items, p)
-		}
+		ready, desired = ready+s.ReadyReplicas, desired+want
+		phase, _ := v.Phase(s)
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%d\t%s\n", s.Cluster, s.ReadyReplicas, want, phase, s.Generation, age(s.CreatedAt))
 	}
-	return items, nil
+	fmt.Fprintf(w, "TOTAL\t%d\t%d\t\t\t\n", ready, desired)
+	return w.Flush()
 }
 
 func getPlacements(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
-	items, err := placements(ctx, bus, l)
+	ms, err := latest(ctx, bus, events.StreamPlacement, events.AllPlacements)
 	if err != nil {
 		return err
+	}
+	return printPlacements(out, l, readmodel.Decisions(ms))
+}
+
+func printPlacements(out io.Writer, l *listFlags, decisions []events.PlacementDecision) error {
+	var items []events.PlacementDecision
+	for _, p := range decisions {
+		if l.wants(p.Key.Namespace) {
+			items = append(items, p)
+		}
 	}
 	if ok, err := printStructured(out, l.output, items); ok {
 		return err

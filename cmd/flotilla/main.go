@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
 
+	"github.com/flotilla-io/flotilla/cmd/flotilla/bench"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
@@ -71,7 +72,7 @@ See where they run:         flotilla get work`,
 	}
 	for _, c := range []*cobra.Command{newJoin(g), newApply(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newReschedule(g), newWatch(g), newReplay(g), newPublish(g),
 		newSimulate(g),
-		newBench(g),
+		bench.NewCommand(cpuProfileEnv, func(err error) error { return exitError{err} }),
 	} {
 		c.GroupID = "client"
 		root.AddCommand(c)

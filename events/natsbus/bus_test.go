@@ -203,3 +203,46 @@ func TestSubjectKeyRoundTrips(t *testing.T) {
 		}
 	}
 }
+
+// A message published the moment Subscribe returns is not missed: the
+// server already has the consumer (flotilla apply subscribes, then
+// publishes and waits for policyd's answer).
+func TestSubscribeReturnsOnceTheSubscriptionIsActive(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for i := range 20 {
+		sctx, stop := context.WithCancel(ctx)
+		t.Cleanup(stop)
+		sub, err := bus.Subscribe(sctx, events.StreamPolicy, []string{events.BindingSubject(key)}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := newEvent(t, map[string]int{"n": i})
+		if err := bus.Publish(ctx, events.BindingSubject(key), e); err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan string, 1)
+		done := make(chan error, 1)
+		go func() {
+			done <- sub.Run(func(m natsbus.Message) {
+				select {
+				case got <- m.Event.ID():
+				default:
+				}
+			})
+		}()
+		select {
+		case id := <-got:
+			if id != e.ID() {
+				t.Fatalf("subscription %d: got event %s, want %s", i, id, e.ID())
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("subscription %d: the event published right after Subscribe never arrived", i)
+		}
+		stop()
+		if err := <-done; err != nil {
+			t.Fatalf("Run after the context ended: %v", err)
+		}
+	}
+}

@@ -87,29 +87,67 @@ func (b *Bus) readAll(ctx context.Context, stream string, cfg jetstream.Consumer
 // Watch calls fn for every new message matching filters in stream until
 // ctx is done. With fromLatest false it first replays history.
 func (b *Bus) Watch(ctx context.Context, stream string, filters []string, fromLatest bool, fn func(Message)) error {
+	sub, err := b.Subscribe(ctx, stream, filters, fromLatest)
+	if err != nil {
+		return err
+	}
+	return sub.Run(fn)
+}
+
+// Subscription follows a stream from Subscribe until the context given to
+// Subscribe is done.
+type Subscription struct {
+	it   jetstream.MessagesContext
+	done <-chan struct{}
+}
+
+// Subscribe starts following the messages matching filters in stream (with
+// fromLatest false, from the start of its history) and returns once the
+// server has created the consumer and received the pull for it: every
+// message stored after Subscribe returns reaches Run. A caller that
+// publishes and waits for the answer subscribes first, so the answer cannot
+// slip by. The subscription ends when ctx is done.
+func (b *Bus) Subscribe(ctx context.Context, stream string, filters []string, fromLatest bool) (*Subscription, error) {
 	policy := jetstream.DeliverNewPolicy
 	if !fromLatest {
 		policy = jetstream.DeliverAllPolicy
 	}
 	c, err := b.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: policy})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return ErrStreamMissing
+		return nil, ErrStreamMissing
 	}
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", stream, err)
+		return nil, fmt.Errorf("watch %s: %w", stream, err)
 	}
+	// Messages creates the consumer on the server (a request it answers),
+	// then subscribes and sends the first pull; the flush returns once the
+	// server has seen both.
 	it, err := c.Messages()
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("watch %s: %w", stream, err)
 	}
-	go func() { <-ctx.Done(); it.Stop() }()
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := b.nc.FlushWithContext(fctx); err != nil {
+		it.Stop()
+		return nil, fmt.Errorf("watch %s: %w", stream, err)
+	}
+	context.AfterFunc(ctx, it.Stop)
+	return &Subscription{it: it, done: ctx.Done()}, nil
+}
+
+// Run calls fn for every message, in stream order, until the subscription
+// ends (nil) or fails (the error).
+func (s *Subscription) Run(fn func(Message)) error {
 	for {
-		m, err := it.Next()
+		m, err := s.it.Next()
 		if err != nil {
-			if ctx.Err() != nil {
+			select {
+			case <-s.done:
 				return nil
+			default:
+				return err
 			}
-			return err
 		}
 		fn(toMessage(m))
 	}

@@ -342,7 +342,7 @@ func preserves(fo policy.FailoverBehavior, reason string) bool {
 // unhealthySince: since when the template has been unhealthy in the cluster
 // (zero: it is not), and why, in words.
 func unhealthySince(in Input, fo policy.FailoverBehavior, cluster string, h *events.ClusterHealth) (time.Time, string) {
-	if h != nil && (h.State == "NotReady" || h.State == "Unreachable") {
+	if h != nil && events.ClusterLost(h.State) {
 		// Unavailable since its first failed probe: that survives a swap
 		// between NotReady and Unreachable, which restarts Since.
 		since := h.Since

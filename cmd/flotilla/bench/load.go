@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func publishBenchClusters(ctx context.Context, bus *natsbus.Bus, n int) error {
 		reg := events.ClusterRegistration{Name: name, Generation: 1,
 			Labels: map[string]string{benchLabel: "true", "region": region},
 			Spec:   policy.ClusterSpec{APIEndpoint: "https://" + name + ".bench.invalid:6443", SyncMode: "Push", Provider: "bench", Region: region}}
-		health := events.ClusterHealth{Cluster: name, Ready: true, State: "Ready", Reason: "ClusterReady", Since: now, ObservedAt: now,
+		health := events.ClusterHealth{Cluster: name, Ready: true, State: events.ClusterStateReady, Reason: "ClusterReady", Since: now, ObservedAt: now,
 			Conditions: []events.ClusterCondition{{Type: policy.ClusterConditionReady, Status: "True", Reason: "ClusterReady", LastTransitionTime: now}}}
 		// Room for 10,000 templates of 10-19 replicas (100m, 128Mi) with
 		// every placement reserved (nothing reports the replicas running):

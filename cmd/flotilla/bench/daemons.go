@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -86,7 +86,7 @@ func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*bench
 	for _, name := range []string{"policyd", "schedulerd"} {
 		cmd := exec.CommandContext(ctx, exe, name, "--nats-url", url, "--metrics-addr", "", "--instance", "bench", "--log-level", o.logLevel, "--log-format", "console")
 		if o.cpuProfile != "" {
-			cmd.Env = append(os.Environ(), cpuProfileEnv+"="+o.cpuProfile+"."+name)
+			cmd.Env = append(os.Environ(), o.cpuProfileEnv+"="+o.cpuProfile+"."+name)
 		}
 		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 		cmd.WaitDelay = 10 * time.Second

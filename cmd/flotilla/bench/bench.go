@@ -1,4 +1,7 @@
-package main
+// Package bench is `flotilla bench`: the placement path measured end to end
+// through an embedded JetStream, policyd and schedulerd, with simulated
+// clusters and a load generator.
+package bench
 
 import (
 	"context"
@@ -32,7 +35,12 @@ type benchOptions struct {
 	timeout    time.Duration
 	cpuProfile string
 	logLevel   string
+	// cpuProfileEnv: see NewCommand.
+	cpuProfileEnv string
 }
+
+// incomplete: not every template was placed; the printed result says so.
+type incomplete struct{ error }
 
 const (
 	benchSource    = "/flotilla-bench"
@@ -44,8 +52,12 @@ const (
 	benchTargetMem  = 300 << 20
 )
 
-func newBench(g *globals) *cobra.Command {
-	o := &benchOptions{}
+// NewCommand is `flotilla bench`. The daemons it starts as processes write
+// their CPU profiles to the file the environment variable cpuProfileEnv
+// names; reported marks an error the command has already shown the user
+// (the result it printed says how many templates were placed).
+func NewCommand(cpuProfileEnv string, reported func(error) error) *cobra.Command {
+	o := &benchOptions{cpuProfileEnv: cpuProfileEnv}
 	c := &cobra.Command{
 		Use:   "bench [--clusters 100] [--templates 10000] [--strategy static|dynamic|duplicated] [-o json]",
 		Short: "Measure placements per second through an embedded JetStream, policyd and schedulerd",
@@ -78,13 +90,17 @@ latest placement of every template is read back and counted.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("log-level") {
-				o.logLevel = g.logLevel
+				o.logLevel, _ = cmd.Flags().GetString("log-level")
 			}
 			res, err := runBench(cmd.Context(), cmd.ErrOrStderr(), o)
 			if res != nil {
 				if perr := printBench(cmd.OutOrStdout(), o.output, res); perr != nil && err == nil {
 					err = perr
 				}
+			}
+			var short incomplete
+			if errors.As(err, &short) {
+				return reported(err)
 			}
 			return err
 		},
@@ -443,7 +459,7 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 	}
 	res.Machine.LoadAfter = loadavg()
 	if res.Placements < o.templates {
-		return res, exitError{fmt.Errorf("only %d of %d templates were placed", res.Placements, o.templates)}
+		return res, incomplete{fmt.Errorf("only %d of %d templates were placed", res.Placements, o.templates)}
 	}
 	return res, nil
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/readmodel"
+)
+
+func TestExplain(t *testing.T) {
+	p, err := readmodel.ExplainPlacement(recordedOn(t, events.AllPlacements), "deploy/my-app", "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `Template:    deployment/my-app -n default
+Policy:      propagationpolicy/my-app-policy -n default
+Replicas:    6
+Generation:  3 (binding revision 4), decided 2026-11-28 11:00:00Z
+Strategy:    Divided/Weighted
+Scheduled:   yes
+Placement:   cluster1=4 cluster2=2
+Division:    6 replicas by static weight 2:1
+Clusters:
+  CLUSTER    VERDICT    SCORE   REASON
+  cluster1   feasible   100     
+  cluster2   feasible   50      
+  cluster3   filtered   -       TaintToleration: cluster3 has taint cluster.karmada.io/unreachable:NoSchedule
+Evictions (failover; these clusters are no candidates until flotilla reschedule):
+  CLUSTER    REASON             EVICTED                OLD COPY            WHY
+  cluster3   TaintUntolerated   2026-11-28 11:00:00Z   kept (Gracefully)   cluster3 is unreachable
+`
+	got := printed(t, func(b *bytes.Buffer) error { explain(b, p); return nil })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("explain (-want +got):\n%s", diff)
+	}
+}
+
+func TestExplainAnUnscheduledPlacementSaysWhy(t *testing.T) {
+	p := events.PlacementDecision{Key: appKey, Generation: 1, Strategy: "Duplicated", Error: "0/3 clusters are available", DecidedAt: recordedAt,
+		Diagnosis: map[string][]string{"cluster1": {"ClusterAffinity: not selected"}}, Warnings: []string{"spec.placement: empty"}}
+	want := `Template:    deployment/my-app -n default
+Generation:  1 (binding revision 0), decided 2026-11-28 09:00:00Z
+Strategy:    Duplicated
+Scheduled:   no: 0/3 clusters are available
+Placement:   <none>
+Clusters:
+  CLUSTER    VERDICT    SCORE   REASON
+  cluster1   filtered   -       ClusterAffinity: not selected
+Warning:     spec.placement: empty
+`
+	got := printed(t, func(b *bytes.Buffer) error { explain(b, p); return nil })
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("explain (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,69 @@
+package readmodel
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// Decisions returns the placement.decided events among the latest
+// placement of every template (events.AllPlacements on
+// events.StreamPlacement), in stream order, without their bindings (what
+// `get placements`, `get work` and `watch` show).
+func Decisions(ms []Stored) []events.PlacementDecision {
+	var out []events.PlacementDecision
+	for _, m := range ms {
+		var p events.PlacementDecision
+		if !m.is(events.TypePlacementDecided) || events.Decode(m.Event, &p) != nil {
+			continue
+		}
+		p.Binding = nil
+		out = append(out, p)
+	}
+	return out
+}
+
+// ExplainPlacement returns the latest decision, binding included, for the
+// template ref (KIND/NAME) names in namespace, from the latest placement of
+// every template. A template whose placement was withdrawn (it was
+// deleted) is an error that says so, as is one never placed.
+func ExplainPlacement(ms []Stored, ref, namespace string) (events.PlacementDecision, error) {
+	if _, _, err := SplitRef(ref); err != nil {
+		return events.PlacementDecision{}, err
+	}
+	var keys []events.ObjectKey
+	latest := map[events.ObjectKey]events.PlacementDecision{}
+	removed := map[events.ObjectKey]bool{}
+	for _, m := range ms {
+		var p events.PlacementDecision
+		if m.Err != nil || events.Decode(m.Event, &p) != nil {
+			continue
+		}
+		keys = append(keys, p.Key)
+		latest[p.Key], removed[p.Key] = p, events.Type(m.Event.Type()) == events.TypePlacementRemoved
+	}
+	key, err := Resolve(ref, namespace, keys, "templates")
+	if errors.Is(err, ErrNotFound) {
+		return events.PlacementDecision{}, fmt.Errorf("no placement for %s -n %s: is the template applied and claimed by a policy? (flotilla get policies)", ref, namespace)
+	}
+	if err != nil {
+		return events.PlacementDecision{}, err
+	}
+	if removed[key] {
+		return latest[key], fmt.Errorf("%s -n %s was deleted; its placement was withdrawn", ref, namespace)
+	}
+	return latest[key], nil
+}
+
+// Placement decodes one placement event as `watch placements` shows it, as
+// it arrives: a decision, or a withdrawal (whose decision carries the key
+// alone), without its binding. ok is false for an event that does not
+// decode.
+func Placement(m Stored) (p events.PlacementDecision, ok bool) {
+	if m.Err != nil || events.Decode(m.Event, &p) != nil {
+		return events.PlacementDecision{}, false
+	}
+	p.Binding = nil
+	return p, true
+}

@@ -1,0 +1,111 @@
+package readmodel
+
+import (
+	"sort"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// PublishedSubjects are the subject filters, on events.StreamPolicy, whose
+// latest event per subject Published is folded from. Read each filter on
+// its own (one filter per read, which every nats-server version counts
+// right) and hand the results together to FoldPublished.
+var PublishedSubjects = []string{events.AllObjects, events.AllBindings}
+
+// Published is policyd's accepted state as it stands on FLOTILLA_POLICY:
+// the accepted record of every object and the latest binding of every
+// template. policyd rebuilds itself from it at start-up and the CLI reads
+// it for `flotilla get` and KIND/NAME lookups, so both see the same thing.
+type Published struct {
+	Records  map[events.ObjectKey]events.ObjectRecord
+	Bindings map[events.ObjectKey]events.Binding
+	// Live: the template's latest binding is binding.changed (not removed).
+	Live map[events.ObjectKey]bool
+	// Causes: the id of the event that caused each template's latest binding.
+	Causes map[events.ObjectKey]string
+}
+
+// NewPublished returns an empty Published, ready for Apply.
+func NewPublished() Published {
+	return Published{Records: map[events.ObjectKey]events.ObjectRecord{}, Bindings: map[events.ObjectKey]events.Binding{},
+		Live: map[events.ObjectKey]bool{}, Causes: map[events.ObjectKey]string{}}
+}
+
+// FoldPublished folds the latest object and binding event of every subject
+// (read per PublishedSubjects) in stream order: ms need not be sorted, it is
+// ordered by Sequence here. Invalid events are skipped.
+func FoldPublished(ms []Stored) Published {
+	ms = append([]Stored(nil), ms...)
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].Sequence < ms[j].Sequence })
+	p := NewPublished()
+	for _, m := range ms {
+		if m.Err == nil {
+			p.Apply(m.Event)
+		}
+	}
+	return p
+}
+
+// Apply folds one event into p; events must come in the order they were
+// stored. object.accepted sets an object's record and object.removed
+// forgets it. binding.changed sets the binding, and also the template's
+// record when it carries a newer generation than the record read so far
+// (or there is none): policyd publishes only the binding for a template
+// generation a policy claims, and a binding of an older generation (the
+// binding a reschedule republishes after its policy went away, say) says
+// nothing about the template. binding.removed ends the binding. Events that
+// do not decode are skipped.
+func (p *Published) Apply(e events.Event) {
+	switch events.Type(e.Type()) {
+	case events.TypeObjectAccepted:
+		var r events.ObjectRecord
+		if events.Decode(e, &r) == nil {
+			p.Records[r.Key] = r
+		}
+	case events.TypeObjectRemoved:
+		var r events.ObjectRecord
+		if events.Decode(e, &r) == nil {
+			delete(p.Records, r.Key)
+		}
+	case events.TypeBindingChanged, events.TypeBindingRemoved:
+		var b events.Binding
+		if events.Decode(e, &b) != nil {
+			return
+		}
+		b.Reencode()
+		live := events.Type(e.Type()) == events.TypeBindingChanged
+		p.Bindings[b.Key], p.Live[b.Key], p.Causes[b.Key] = b, live, events.CausationID(e)
+		if !live {
+			return
+		}
+		if old, ok := p.Records[b.Key]; !ok || b.Generation > old.Generation {
+			p.Records[b.Key] = b.TemplateRecord()
+		}
+	}
+}
+
+// SortedRecords returns the records in key order.
+func (p Published) SortedRecords() []events.ObjectRecord {
+	out := make([]events.ObjectRecord, 0, len(p.Records))
+	for _, r := range p.Records {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key.String() < out[j].Key.String() })
+	return out
+}
+
+// ClaimingPolicy is the policy that claims the template at key, while that
+// policy exists: a template whose policy was deleted keeps its placement
+// (as in Karmada) but no policy claims it. nil: none. revision counts the
+// template's binding changes (0: no live binding).
+func (p Published) ClaimingPolicy(key events.ObjectKey) (ref *events.PolicyRef, revision int64) {
+	b, ok := p.Bindings[key]
+	if !ok || !p.Live[key] || b.Policy == nil {
+		return nil, 0
+	}
+	policyKey := events.ObjectKey{Group: "policy.karmada.io", Kind: b.Policy.Kind, Namespace: b.Policy.Namespace, Name: b.Policy.Name}
+	if _, exists := p.Records[policyKey]; exists {
+		ref = b.Policy
+	}
+	return ref, b.Revision
+}

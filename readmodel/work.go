@@ -1,0 +1,149 @@
+package readmodel
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// Work phases the read model adds to executord's (events.WorkPending ...).
+const (
+	// WorkEvicted: failover evicted the cluster and keeps the old copy.
+	WorkEvicted = "Evicted"
+	// WorkUnknown: the cluster is lost, so its last report is not current.
+	WorkUnknown = "Unknown"
+)
+
+// Work is every template's work in every member cluster: executord's
+// reports joined with the placements. Items is what `-o json|yaml` prints;
+// Phase says what the tables show.
+type Work struct {
+	// Items: one per template and cluster, in key then cluster order, with
+	// the phase of the join (see Join).
+	Items []events.WorkStatus
+	// lost: the lost clusters and why (LostClusters).
+	lost map[string]string
+}
+
+// Join joins the latest work status of every template and cluster
+// (events.AllWork on events.StreamWork) with the placement decisions
+// (Decisions) and the health reports (events.AllHealth on
+// events.StreamHealth). An item's phase is:
+//   - Pending for a placed cluster executord has not reported on yet (aged
+//     from the decision);
+//   - Evicted for a reported cluster the placement no longer lists because
+//     failover evicted it and keeps its copy (the message says why);
+//   - Deleting for any other reported cluster the placement no longer lists
+//     (until executord reports it gone);
+//   - else the phase executord reported.
+func Join(reports []Stored, decisions []events.PlacementDecision, health []Stored) Work {
+	type workID struct {
+		key     events.ObjectKey
+		cluster string
+	}
+	reported := map[workID]events.WorkStatus{}
+	for _, m := range reports {
+		var s events.WorkStatus
+		if m.is(events.TypeWorkStatusChanged) && events.Decode(m.Event, &s) == nil {
+			reported[workID{s.Key, s.Cluster}] = s
+		}
+	}
+	placed := map[workID]bool{}
+	evicted := map[workID]events.Eviction{}
+	var items []events.WorkStatus
+	for _, p := range decisions {
+		for _, e := range p.Evictions {
+			evicted[workID{p.Key, e.Cluster}] = e
+		}
+		for _, c := range p.Clusters {
+			id := workID{p.Key, c.Name}
+			placed[id] = true
+			if _, ok := reported[id]; !ok {
+				items = append(items, events.WorkStatus{Key: p.Key, Cluster: c.Name, Generation: p.Generation, Phase: events.WorkPending, Replicas: c.Replicas, CreatedAt: p.DecidedAt})
+			}
+		}
+	}
+	for id, s := range reported {
+		if e, ok := evicted[id]; ok && !placed[id] && e.Kept() {
+			s.Phase = WorkEvicted
+			s.Message = fmt.Sprintf("evicted (%s), copy kept (%s): %s", e.Reason, e.PurgeMode, e.Message)
+		} else if !placed[id] {
+			s.Phase = events.WorkDeleting
+		}
+		items = append(items, s)
+	}
+	sort.Slice(items, func(i, j int) bool {
+		if items[i].Key.String() != items[j].Key.String() {
+			return items[i].Key.String() < items[j].Key.String()
+		}
+		return items[i].Cluster < items[j].Cluster
+	})
+	return Work{Items: items, lost: LostClusters(health)}
+}
+
+// Filter keeps the items keep accepts.
+func (w Work) Filter(keep func(events.WorkStatus) bool) Work {
+	var items []events.WorkStatus
+	for _, s := range w.Items {
+		if keep(s) {
+			items = append(items, s)
+		}
+	}
+	return Work{Items: items, lost: w.lost}
+}
+
+// Phase is the phase and message `get work`, `get KIND/NAME` and `describe
+// work` show for s, an item of w: Unknown while s's cluster is lost (it
+// cannot report, so its last report is not shown as current; the message
+// says since when and what it last reported), unless s is Deleted;
+// otherwise s's own phase and message.
+func (w Work) Phase(s events.WorkStatus) (phase, message string) {
+	if why, ok := w.lost[s.Cluster]; ok && s.Phase != events.WorkDeleted {
+		return WorkUnknown, fmt.Sprintf("cluster %s; last reported %s", why, s.Phase)
+	}
+	return s.Phase, s.Message
+}
+
+// Template is one template: its placement and its work in every member,
+// as `get KIND/NAME` and `describe work` show it.
+type Template struct {
+	Placement events.PlacementDecision `json:"placement"`
+	Work      []events.WorkStatus      `json:"work"`
+	// work: Work restricted to this template, for Phase.
+	work Work
+}
+
+// Phase is Work.Phase for s, an item of t.Work.
+func (t Template) Phase(s events.WorkStatus) (phase, message string) { return t.work.Phase(s) }
+
+// FindTemplate finds the placed template ref (KIND/NAME, or NAME alone)
+// names in namespace among the decisions, and its work (w, from Join).
+// A name more than one placed template shares is an *AmbiguousError.
+func FindTemplate(decisions []events.PlacementDecision, w Work, ref, namespace string) (Template, error) {
+	keys := make([]events.ObjectKey, 0, len(decisions))
+	for _, p := range decisions {
+		keys = append(keys, p.Key)
+	}
+	key, err := Resolve(ref, namespace, keys, "templates")
+	if errors.Is(err, ErrNotFound) {
+		if !strings.Contains(ref, "/") {
+			ref = "*/" + ref
+		}
+		return Template{}, fmt.Errorf("no placed template %s in namespace %s (flotilla get placements -A lists them)", ref, namespace)
+	}
+	if err != nil {
+		return Template{}, err
+	}
+	var t Template
+	for _, p := range decisions {
+		if p.Key == key {
+			t.Placement = p
+		}
+	}
+	t.work = w.Filter(func(s events.WorkStatus) bool { return s.Key == key })
+	t.Work = t.work.Items
+	return t, nil
+}

@@ -1,0 +1,148 @@
+package readmodel
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// phaseCase is recorded events that put my-app's work in cluster1 in one
+// phase.
+type phaseCase struct {
+	name      string
+	decision  events.PlacementDecision
+	reports   []events.WorkStatus
+	health    []events.ClusterHealth
+	wantPhase string
+	wantMsg   string
+}
+
+func phaseCases() []phaseCase {
+	placed := events.PlacementDecision{Key: myApp, Generation: 2, Scheduled: true, DecidedAt: t0,
+		Clusters: []events.TargetCluster{{Name: "cluster1", Replicas: 3}}}
+	moved := events.PlacementDecision{Key: myApp, Generation: 2, Scheduled: true, DecidedAt: t0,
+		Clusters: []events.TargetCluster{{Name: "cluster2", Replicas: 3}}}
+	kept := moved
+	kept.Evictions = []events.Eviction{{Cluster: "cluster1", Reason: events.EvictTaintUntolerated, PurgeMode: events.PurgeGracefully, Message: "cluster1 is unreachable", EvictedAt: t0}}
+	purged := moved
+	purged.Evictions = []events.Eviction{{Cluster: "cluster1", Reason: events.EvictTaintUntolerated, PurgeMode: events.PurgeDirectly, EvictedAt: t0}}
+	running := events.WorkStatus{Key: myApp, Cluster: "cluster1", Generation: 2, Phase: events.WorkRunning, Replicas: 3, ReadyReplicas: 3, CreatedAt: t0}
+	deleted := running
+	deleted.Phase = events.WorkDeleted
+	unreachable := events.ClusterHealth{Cluster: "cluster1", State: events.ClusterStateUnreachable, Since: t0}
+	suspect := events.ClusterHealth{Cluster: "cluster1", State: events.ClusterStateSuspect, Ready: true, Since: t0}
+	return []phaseCase{
+		{name: "a placed cluster executord has not reported on is Pending", decision: placed, wantPhase: events.WorkPending},
+		{name: "a reported cluster shows what executord reported", decision: placed, reports: []events.WorkStatus{running}, wantPhase: events.WorkRunning},
+		{name: "a cluster the placement no longer lists is Deleting", decision: moved, reports: []events.WorkStatus{running}, wantPhase: events.WorkDeleting},
+		{name: "a cluster evicted with its copy kept is Evicted", decision: kept, reports: []events.WorkStatus{running}, wantPhase: WorkEvicted,
+			wantMsg: "evicted (TaintUntolerated), copy kept (Gracefully): cluster1 is unreachable"},
+		{name: "a cluster evicted with its copy purged is Deleting", decision: purged, reports: []events.WorkStatus{running}, wantPhase: events.WorkDeleting},
+		{name: "a lost cluster's work is Unknown", decision: placed, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
+			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Running"},
+		{name: "a lost cluster's evicted copy is Unknown", decision: kept, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
+			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Evicted"},
+		{name: "work reported Deleted from a lost cluster stays Deleted", decision: placed, reports: []events.WorkStatus{deleted}, health: []events.ClusterHealth{unreachable}, wantPhase: events.WorkDeleted},
+		{name: "a suspect cluster is not lost", decision: placed, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{suspect}, wantPhase: events.WorkRunning},
+	}
+}
+
+func (c phaseCase) record(t *testing.T) (decisions, reports, health []Stored) {
+	r := &recorder{t: t}
+	decisions = []Stored{r.stored(events.TypePlacementDecided, c.decision)}
+	for _, s := range c.reports {
+		reports = append(reports, r.stored(events.TypeWorkStatusChanged, s))
+	}
+	for _, h := range c.health {
+		health = append(health, r.stored(events.TypeClusterHealthChanged, h))
+	}
+	return decisions, reports, health
+}
+
+// Every phase, from recorded events, as `get work` (Join) and `get
+// KIND/NAME` / `describe work` (FindTemplate) see it: the same.
+func TestWorkPhases(t *testing.T) {
+	for _, c := range phaseCases() {
+		t.Run(c.name, func(t *testing.T) {
+			decisions, reports, health := c.record(t)
+			ds := Decisions(decisions)
+			w := Join(reports, ds, health)
+			var got []string
+			for _, s := range w.Items {
+				if s.Cluster == "cluster1" {
+					phase, msg := w.Phase(s)
+					got = append(got, phase, msg)
+				}
+			}
+			if diff := cmp.Diff([]string{c.wantPhase, c.wantMsg}, got); diff != "" {
+				t.Errorf("get work: cluster1's phase and message (-want +got):\n%s", diff)
+			}
+			tv, err := FindTemplate(ds, w, "deploy/my-app", "default")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fromTemplate []string
+			for _, s := range tv.Work {
+				if s.Cluster == "cluster1" {
+					phase, msg := tv.Phase(s)
+					fromTemplate = append(fromTemplate, phase, msg)
+				}
+			}
+			if diff := cmp.Diff(got, fromTemplate); diff != "" {
+				t.Errorf("describe work disagrees with get work (-get work +describe work):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestJoinListsEveryTemplateAndClusterInOrder(t *testing.T) {
+	r := &recorder{t: t}
+	decided := r.stored(events.TypePlacementDecided, events.PlacementDecision{Key: myApp, Generation: 1, DecidedAt: t0,
+		Clusters: []events.TargetCluster{{Name: "cluster2", Replicas: 1}, {Name: "cluster1", Replicas: 2}}})
+	svc := r.stored(events.TypeWorkStatusChanged, events.WorkStatus{Key: mySvc, Cluster: "cluster1", Phase: events.WorkApplied})
+	app := r.stored(events.TypeWorkStatusChanged, events.WorkStatus{Key: myApp, Cluster: "cluster2", Phase: events.WorkProgressing})
+	w := Join([]Stored{svc, app}, Decisions([]Stored{decided}), nil)
+	want := []events.WorkStatus{
+		{Key: myApp, Cluster: "cluster1", Generation: 1, Phase: events.WorkPending, Replicas: 2, CreatedAt: t0},
+		{Key: myApp, Cluster: "cluster2", Phase: events.WorkProgressing},
+		{Key: mySvc, Cluster: "cluster1", Phase: events.WorkDeleting},
+	}
+	if diff := cmp.Diff(want, w.Items); diff != "" {
+		t.Errorf("work (-want +got):\n%s", diff)
+	}
+}
+
+func TestFindTemplate(t *testing.T) {
+	r := &recorder{t: t}
+	ds := Decisions([]Stored{
+		r.stored(events.TypePlacementDecided, events.PlacementDecision{Key: myApp, Binding: &events.Binding{Key: myApp}}),
+		r.stored(events.TypePlacementDecided, events.PlacementDecision{Key: mySvc}),
+	})
+	for _, tt := range []struct {
+		name    string
+		ref     string
+		want    events.ObjectKey
+		wantErr string
+	}{
+		{"KIND/NAME names one template", "svc/my-app", mySvc, ""},
+		{"a name two templates share is ambiguous", "my-app", events.ObjectKey{}, "my-app names 2 templates: say which, e.g. deployment/my-app or service/my-app"},
+		{"an unplaced template is not found", "cm/my-app", events.ObjectKey{}, "no placed template cm/my-app in namespace default (flotilla get placements -A lists them)"},
+		{"an unplaced bare name is not found", "nope", events.ObjectKey{}, "no placed template */nope in namespace default (flotilla get placements -A lists them)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := FindTemplate(ds, Join(nil, ds, nil), tt.ref, "default")
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tt.wantErr, gotErr); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if got.Placement.Key != tt.want || got.Placement.Binding != nil {
+				t.Errorf("placement %v (binding %v), want %v without its binding", got.Placement.Key, got.Placement.Binding, tt.want)
+			}
+		})
+	}
+}
