@@ -76,14 +76,16 @@ func (s *Supervisor[W]) Deregistered(workers map[string]W, name string, gen int6
 }
 
 // Start runs w as name's worker, for the registration of generation gen,
-// until ctx is done or the worker is stopped; a worker already running for
-// name is stopped first. Handlers pass the context they were given, which
-// the bus derives from the daemon's Run context: the worker lasts as long
-// as the daemon, not as long as the event that started it.
+// until it is stopped (Stop, StopAll); a worker already running for name
+// is stopped first. ctx is the context of the event that started it: the
+// worker keeps its values but not its deadline or cancellation, because
+// the bus cancels a handler's context when the handler returns (or at its
+// deadline) and the worker must outlive the event. The daemon's shutdown
+// ends it through StopAll.
 func (s *Supervisor[W]) Start(ctx context.Context, workers map[string]W, name string, gen int64, w W) {
 	s.Stop(workers, name)
 	t := w.task()
-	ctx, t.cancel = context.WithCancel(ctx)
+	ctx, t.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	t.gen, t.done = gen, make(chan struct{})
 	workers[name] = w
 	go func() {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -137,14 +138,22 @@ func TestStopAllReturnsOnceEveryWorkerHasEnded(t *testing.T) {
 	j.running.Wait() // would hang, and the test time out, if a Run were still going
 }
 
-func TestAWorkerEndsWithTheContextItWasStartedWith(t *testing.T) {
+// The bus cancels a handler's context as soon as the handler returns; a
+// worker started from a registration event must keep serving its cluster.
+func TestAWorkerOutlivesTheEventThatStartedIt(t *testing.T) {
 	var s Supervisor[*fake]
 	workers := map[string]*fake{}
 	j := &journal{}
 	ctx, cancel := context.WithCancel(context.Background())
 	follow(ctx, &s, workers, j, []step{reg("c1", 1)})
+	w := workers["c1"]
 	cancel()
-	<-workers["c1"].done
+	select {
+	case <-w.done:
+		t.Fatal("the worker ended with the event's context")
+	case <-time.After(100 * time.Millisecond):
+	}
+	s.StopAll(workers)
 	if diff := cmp.Diff([]string{"stopped c1@1"}, j.read()); diff != "" {
 		t.Errorf("journal (-want +got):\n%s", diff)
 	}
