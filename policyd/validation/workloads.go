@@ -110,7 +110,9 @@ func checkTemplateSelector(obj map[string]any, w workload, rep *report) {
 		sel = labels.SelectorFromSet(m)
 	default:
 		var ls metav1.LabelSelector
-		if !decode(raw, &ls, w.selector, rep) {
+		if ml, ok := raw["matchLabels"].(map[string]any); ok && len(raw) == 1 {
+			ls.MatchLabels = stringMap(ml) // the common case, without a JSON round trip
+		} else if !decode(raw, &ls, w.selector, rep) {
 			return
 		}
 		before := len(rep.errs)
@@ -176,7 +178,9 @@ func checkPodSpec(spec map[string]any, p string, job bool, rep *report) {
 // at walks a dotted path of object keys; nil when a step is missing.
 func at(m map[string]any, p string) any {
 	var x any = m
-	for _, k := range strings.Split(p, ".") {
+	for more := true; more; {
+		var k string
+		k, p, more = strings.Cut(p, ".")
 		mm, ok := x.(map[string]any)
 		if !ok {
 			return nil
