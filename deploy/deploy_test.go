@@ -629,8 +629,10 @@ func TestNATS(t *testing.T) {
 			t.Errorf("volumeClaimTemplate %s: %s is smaller than max_file_store (%d bytes)", claim.Name, q.String(), store)
 		}
 	}
-	if _, err := natsSize(conf, "max_payload"); err != nil {
+	if payload, err := natsSize(conf, "max_payload"); err != nil {
 		t.Errorf("max_payload: %v (set it: bindings embed whole templates)", err)
+	} else if payload != events.MaxPayload {
+		t.Errorf("max_payload %d bytes, want events.MaxPayload (%d): validation refuses larger objects by that constant", payload, events.MaxPayload)
 	}
 }
 

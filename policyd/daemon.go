@@ -37,7 +37,9 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	}
 	log := deps.Log.Named("policyd")
 	deps.Log = log
-	return &Daemon{cfg: cfg, deps: deps, h: NewHandler(deps.Bus, cfg.Instance, log)}, nil
+	h := NewHandler(deps.Bus, cfg.Instance, log)
+	h.maxReplicas = cfg.MaxReplicas
+	return &Daemon{cfg: cfg, deps: deps, h: h}, nil
 }
 
 // Run rebuilds the state from the bus, then handles input until ctx is done.

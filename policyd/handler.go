@@ -24,6 +24,8 @@ type Handler struct {
 	log    *zap.Logger
 	st     *state
 	now    func() time.Time
+	// maxReplicas is Config.MaxReplicas (0: no limit).
+	maxReplicas int32
 }
 
 // NewHandler returns a handler with empty state.
@@ -57,6 +59,9 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	doc, errs, warns := validation.ValidateObject(obj)
 	key := events.KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name)
 	role := events.RoleOf(doc.APIVersion, doc.Kind, doc.Namespace)
+	if len(errs) == 0 && role == events.RoleTemplate {
+		errs = replicaLimit(doc.APIVersion, doc.Kind, doc.Object, h.maxReplicas)
+	}
 	if len(errs) == 0 && role == events.RoleCredentials {
 		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + policy.CredentialsNamespace + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
 	}

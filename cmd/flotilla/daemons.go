@@ -29,6 +29,7 @@ type daemonFlags struct {
 	instance       string
 	metricsAddr    string
 	credentialsKey string
+	maxReplicas    int32
 	health         healthd.Config
 	exec           executord.Config
 	sched          schedulerd.Config
@@ -51,6 +52,9 @@ func (f *daemonFlags) register(c *cobra.Command, which string, defaultMetrics st
 	c.Flags().StringVar(&f.metricsAddr, "metrics-addr", defaultMetrics, "address of /metrics, /healthz and /readyz (empty: off)")
 	if which == "healthd" || which == "executord" || which == "up" {
 		c.Flags().StringVar(&f.credentialsKey, "credentials-key", "", "credentials key file (created if missing); kubeconfigs on the bus are sealed to it (default: <data-dir>/credentials.key under up, else "+defaultCredentialsKey()+")")
+	}
+	if which == "policyd" || which == "up" {
+		c.Flags().Int32Var(&f.maxReplicas, "max-replicas", 0, "reject a template whose replicas (spec.replicas of a Deployment, StatefulSet or ReplicaSet, spec.parallelism of a Job) exceed this, with an object.rejected event giving the reason, instead of placing it (0: no limit; docs/policy.md)")
 	}
 	if which == "healthd" || which == "up" {
 		c.Flags().DurationVar(&f.health.ProbeInterval, "probe-interval", f.health.ProbeInterval, "how often each member's /readyz is probed; a lost member is NotReady/Unreachable (tainted NoSchedule) after at worst failure-threshold × probe-interval + probe-timeout ("+f.health.Detection().String()+" with the defaults)")
@@ -196,7 +200,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 	switch name {
 	case "policyd":
 		cfg := policyd.DefaultConfig()
-		cfg.Instance = f.instance
+		cfg.Instance, cfg.MaxReplicas = f.instance, f.maxReplicas
 		d, err := policyd.New(cfg, policyd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health})
 		if err != nil {
 			return nil, err

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/flotilla-io/flotilla/events"
 )
 
 // Embedded is an in-process nats-server with JetStream file storage.
@@ -35,7 +37,7 @@ func StartEmbedded(listen, dataDir string) (*Embedded, error) {
 		JetStream:  true,
 		StoreDir:   dataDir,
 		NoSigs:     true,
-		MaxPayload: 8 << 20,
+		MaxPayload: events.MaxPayload,
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {

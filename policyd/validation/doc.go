@@ -15,6 +15,10 @@
 //  2. Semantics: the document is decoded into its typed struct and checked
 //     the way Karmada's CRD schema (errors) and admission webhook (warnings)
 //     would, then the webhook's defaults are applied to Document.Object.
+//     Every kind's name follows its API server's rule (names.go), built-in
+//     workloads get the rules members enforce (workloads.go), and data and
+//     object sizes are capped (size.go): what a member would refuse is
+//     refused here, before it is published.
 //
 // Kinds of unknown API groups (CRDs) only need apiVersion, kind and
 // metadata.name. Karmada's seed-document spellings that Flotilla accepts

@@ -224,7 +224,7 @@ spec:
 		},
 		{
 			name: "the status of a built-in kind is not checked",
-			src:  "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nstatus: {whatever: true}\n",
+			src:  "apiVersion: v1\nkind: Service\nmetadata: {name: d}\nstatus: {whatever: true}\n",
 		},
 		{
 			name: "a duplicate field is an error",

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 
@@ -87,6 +86,7 @@ func validateTree(root *strictyaml.Node, docLine int) (Document, *report) {
 
 	// Pass 2: semantics.
 	meta := checkMetadata(obj, rep)
+	checkName(meta.Name, nameRuleOf(info, doc.APIVersion, doc.Kind), rep)
 	doc.Name, doc.Namespace = meta.Name, meta.Namespace
 	if resolved {
 		switch {
@@ -111,7 +111,10 @@ func validateTree(root *strictyaml.Node, docLine int) (Document, *report) {
 		checkCluster(obj, rep)
 	case classBinding:
 		checkBinding(obj, rep)
+	case classBuiltin:
+		checkBuiltin(obj, doc.APIVersion, doc.Kind, rep)
 	}
+	checkSize(obj, doc.APIVersion, doc.Kind, rep)
 	return doc, rep
 }
 
@@ -130,8 +133,9 @@ func requiredString(root *strictyaml.Node, key string, rep *report) string {
 }
 
 // checkMetadata checks what the API server checks of every object's
-// metadata: a name that can be a path segment, a namespace that is a DNS
-// label, well-formed label and annotation keys and label values.
+// metadata: a name (its form is its kind's rule: checkName), a namespace
+// that is a DNS label, well-formed label and annotation keys and label
+// values.
 func checkMetadata(obj map[string]any, rep *report) metav1.ObjectMeta {
 	var meta metav1.ObjectMeta
 	if md, ok := obj["metadata"]; ok {
@@ -141,10 +145,6 @@ func checkMetadata(obj map[string]any, rep *report) metav1.ObjectMeta {
 	}
 	if meta.Name == "" {
 		rep.required("metadata.name")
-	} else {
-		for _, msg := range path.IsValidPathSegmentName(meta.Name) {
-			rep.errorf("metadata.name", "invalid value %q: %s", meta.Name, msg)
-		}
 	}
 	if meta.Namespace != "" {
 		for _, msg := range kvalidation.IsDNS1123Label(meta.Namespace) {
