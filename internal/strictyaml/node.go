@@ -84,7 +84,7 @@ func (v *Node) Describe() string {
 	case Null:
 		return "null"
 	case String:
-		return fmt.Sprintf("string %q", truncate(v.str))
+		return fmt.Sprintf("string %q", Truncate(v.str))
 	case Int:
 		return fmt.Sprintf("integer %d", v.i)
 	case Float:
@@ -98,7 +98,8 @@ func (v *Node) Describe() string {
 	}
 }
 
-func truncate(s string) string {
+// Truncate shortens a value quoted in an error message to 64 bytes.
+func Truncate(s string) string {
 	if len(s) > 64 {
 		return s[:61] + "..."
 	}

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"github.com/flotilla-io/flotilla/internal/strictyaml"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/validation/path"
@@ -75,6 +76,6 @@ func checkName(name string, rule nameRule, rep *report) {
 		return
 	}
 	for _, msg := range rule(name) {
-		rep.errorf("metadata.name", "invalid value %q: %s", truncate(name), msg)
+		rep.errorf("metadata.name", "invalid value %q: %s", strictyaml.Truncate(name), msg)
 	}
 }

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"github.com/flotilla-io/flotilla/internal/strictyaml"
 	"strings"
 
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
@@ -73,7 +74,7 @@ func checkDataSize(obj map[string]any, base64, override string, rep *report) {
 
 func checkDataKey(p, k string, rep *report) {
 	for _, msg := range kvalidation.IsConfigMapKey(k) {
-		rep.errorf(p+"["+k+"]", "invalid key %q: %s", truncate(k), msg)
+		rep.errorf(p+"["+k+"]", "invalid key %q: %s", strictyaml.Truncate(k), msg)
 	}
 }
 

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"fmt"
+	"github.com/flotilla-io/flotilla/internal/strictyaml"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -155,7 +156,7 @@ func checkPodSpec(spec map[string]any, p string, job bool, rep *report) {
 				rep.errorf(cp+".name", "duplicate value %q: container names must be unique in a pod", name)
 			default:
 				for _, msg := range kvalidation.IsDNS1123Label(name) {
-					rep.errorf(cp+".name", "invalid value %q: %s", truncate(name), msg)
+					rep.errorf(cp+".name", "invalid value %q: %s", strictyaml.Truncate(name), msg)
 				}
 			}
 			seen[name] = true
