@@ -18,7 +18,7 @@ import (
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
-const examples = "../../examples"
+const examples = "../examples"
 
 func mustLoad(t *testing.T, src string) []validation.Document {
 	t.Helper()
