@@ -38,31 +38,56 @@ var manifestExts = []string{".yaml", ".yml", ".json"}
 // the file (and line); a syntax error ends only the document it is in.
 func Load(paths []string, stdin io.Reader) Result {
 	var res Result
+	for _, in := range ReadInputs(paths, stdin) {
+		if in.Problem != nil {
+			res.Errors = append(res.Errors, *in.Problem)
+			continue
+		}
+		res.loadBytes(in.Name, in.Data)
+	}
+	return res
+}
+
+// Input is one file Load validates ("-" for stdin), or the problem that
+// stopped Load reading a path.
+type Input struct {
+	Name    string
+	Data    []byte
+	Problem *Problem
+}
+
+// ReadInputs reads what Load validates for paths, in Load's order: the
+// files of a directory in name order, an unreadable path or a directory
+// without manifests as a Problem. Load validates each Input with
+// LoadBytes; a caller that validates pieces of a file concurrently (cut
+// with SplitDocuments) starts here.
+func ReadInputs(paths []string, stdin io.Reader) []Input {
+	var out []Input
 	for _, p := range paths {
 		if p == "-" {
 			var data []byte
 			if stdin != nil {
 				var err error
 				if data, err = io.ReadAll(stdin); err != nil {
-					res.Errors = append(res.Errors, Problem{File: p, Reason: "read: " + err.Error()})
+					out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: "read: " + err.Error()}})
 					continue
 				}
 			}
-			res.loadBytes(p, data)
+			out = append(out, Input{Name: p, Data: data})
 			continue
 		}
 		fi, err := os.Stat(p)
 		if err != nil {
-			res.Errors = append(res.Errors, Problem{File: p, Reason: pathError(err)})
+			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: pathError(err)}})
 			continue
 		}
 		if !fi.IsDir() {
-			res.loadFile(p)
+			out = append(out, readFile(p))
 			continue
 		}
 		entries, err := os.ReadDir(p) // sorted by name
 		if err != nil {
-			res.Errors = append(res.Errors, Problem{File: p, Reason: pathError(err)})
+			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: pathError(err)}})
 			continue
 		}
 		found := false
@@ -71,13 +96,13 @@ func Load(paths []string, stdin io.Reader) Result {
 				continue
 			}
 			found = true
-			res.loadFile(filepath.Join(p, e.Name()))
+			out = append(out, readFile(filepath.Join(p, e.Name())))
 		}
 		if !found {
-			res.Errors = append(res.Errors, Problem{File: p, Reason: "no .yaml, .yml or .json files in the directory"})
+			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: "no .yaml, .yml or .json files in the directory"}})
 		}
 	}
-	return res
+	return out
 }
 
 func hasManifestExt(name string) bool {
@@ -100,28 +125,35 @@ func pathError(err error) string {
 	return err.Error()
 }
 
-func (res *Result) loadFile(name string) {
+func readFile(name string) Input {
 	data, err := os.ReadFile(name)
 	if err != nil {
-		res.Errors = append(res.Errors, Problem{File: name, Reason: pathError(err)})
-		return
+		return Input{Name: name, Problem: &Problem{File: name, Reason: pathError(err)}}
 	}
-	res.loadBytes(name, data)
+	return Input{Name: name, Data: data}
 }
 
-// chunk is the text of one or more documents, cut at "---" lines so that a
+// LoadBytes validates one file's contents as Load does, naming the file
+// file in every Document and Problem.
+func LoadBytes(file string, data []byte) Result {
+	var res Result
+	res.loadBytes(file, data)
+	return res
+}
+
+// Chunk is the text of one or more documents, cut at "---" lines so that a
 // syntax error in one document does not hide the documents after it.
-type chunk struct {
-	text      []byte
-	firstLine int // 1-based line of text's first line in the file
+type Chunk struct {
+	Text      []byte
+	FirstLine int // 1-based line of Text's first line in the file
 }
 
-// splitDocuments cuts a file at lines that start a YAML document ("---"
+// SplitDocuments cuts a file at lines that start a YAML document ("---"
 // alone or followed by a space, tab or comment). The separator stays with
 // the chunk it starts, so YAML still sees it. YAML forbids such a line
 // inside a scalar, so the cut never splits a value.
-func splitDocuments(data []byte) []chunk {
-	var out []chunk
+func SplitDocuments(data []byte) []Chunk {
+	var out []Chunk
 	start, startLine, line := 0, 1, 1
 	for pos := 0; pos < len(data); {
 		end := bytes.IndexByte(data[pos:], '\n')
@@ -131,14 +163,14 @@ func splitDocuments(data []byte) []chunk {
 		}
 		l := data[pos:next]
 		if pos > start && isDocumentStart(l) {
-			out = append(out, chunk{data[start:pos], startLine})
+			out = append(out, Chunk{data[start:pos], startLine})
 			start, startLine = pos, line
 		}
 		pos = next
 		line++
 	}
 	if start < len(data) || len(out) == 0 {
-		out = append(out, chunk{data[start:], startLine})
+		out = append(out, Chunk{data[start:], startLine})
 	}
 	return out
 }
@@ -162,8 +194,8 @@ var yamlErrLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 func (res *Result) loadBytes(file string, data []byte) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
 	index := 0
-	for _, c := range splitDocuments(data) {
-		dec := yaml.NewDecoder(bytes.NewReader(c.text))
+	for _, c := range SplitDocuments(data) {
+		dec := yaml.NewDecoder(bytes.NewReader(c.Text))
 		for {
 			var node yaml.Node
 			err := safeDecode(dec, &node)
@@ -172,10 +204,10 @@ func (res *Result) loadBytes(file string, data []byte) {
 			}
 			if err != nil {
 				index++
-				res.Errors = append(res.Errors, syntaxProblem(file, index, c.firstLine, err))
+				res.Errors = append(res.Errors, syntaxProblem(file, index, c.FirstLine, err))
 				break
 			}
-			b := &treeBuilder{lineOffset: c.firstLine - 1, active: map[*yaml.Node]bool{}}
+			b := &treeBuilder{lineOffset: c.FirstLine - 1, active: map[*yaml.Node]bool{}}
 			root := b.build(&node)
 			if root != nil && root.kind == vNull && len(b.problems) == 0 {
 				continue // an empty document
