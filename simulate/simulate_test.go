@@ -2,12 +2,9 @@ package simulate
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -193,145 +190,6 @@ func TestWorkersDoNotChangeTheResult(t *testing.T) {
 	}
 }
 
-// WriteJSON must print exactly what encoding/json prints.
-func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
-	docs := validation.Load([]string{benchInput(t, 200, 20)}, nil).Docs
-	for _, dir := range []string{"seed000", "seed002", "seed004"} {
-		docs = append(docs, validation.Load([]string{filepath.Join(examples, dir)}, nil).Docs...)
-	}
-	rep, err := Run(docs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	odd := Result{
-		Resource: Resource{Kind: "K<&>", Name: "a\"b\\c\n\t\x01\u2028\u2029é\xff"},
-		Clusters: nil, Feasible: []string{}, Diagnosis: nil,
-		Manifests: map[string]map[string]any{
-			"x": {"f": 1.5, "big": 1e21, "small": 1e-7, "neg": -0.0, "i": int64(-3), "n": nil, "b": false,
-				"empty": map[string]any{}, "list": []any{}, "nested": []any{map[string]any{"k": []any{"v", 2.0}}},
-				"strs": []string{"a", "b"}, "raw": json.RawMessage(`{"z":[1,{}]}`)},
-			"y": {},
-		},
-		Overrides:    map[string][]string{"x": {}, "y": nil},
-		RenderErrors: map[string]string{"x": "bad <thing>"},
-	}
-	shared := []string{"P: shared reason"}
-	odd2 := Result{Diagnosis: map[string][]string{"a": shared, "b": shared, "c": {"Q: other"}, "d": shared[:1:1]}}
-	// Key orders that cover some keys only (manifests and overrides for a
-	// cluster outside the placement, diagnosis keys outside the names):
-	// the encoder falls back to sorting, forgetting what it had written.
-	meta := map[string]any{"name": "m", "labels": map[string]any{"a": "b"}}
-	spec := map[string]any{"template": map[string]any{"x": 1.0}}
-	m1 := map[string]any{"metadata": meta, "spec": spec}
-	m2 := map[string]any{"metadata": meta, "spec": map[string]any{"replicas": int64(2), "template": spec["template"]}}
-	odd3 := Result{
-		Clusters:     []events.TargetCluster{{Name: "b"}, {Name: "d"}},
-		Diagnosis:    map[string][]string{"a": shared, "e": shared, "c": {"Q: other"}},
-		Manifests:    map[string]map[string]any{"a": m2, "b": m1, "d": m2},
-		Overrides:    map[string][]string{"a": {"x"}, "b": shared, "d": shared},
-		clusterNames: []string{"a", "b", "c", "d"},
-	}
-	odd4 := odd3
-	odd4.Manifests = map[string]map[string]any{"b": m1, "d": m2}
-	odd4.Diagnosis = map[string][]string{"a": shared, "c": shared}
-	odd4.Clusters = []events.TargetCluster{{Name: "b"}, {Name: "b"}, {Name: "d"}}
-	for _, results := range [][]Result{rep.Results, {odd, odd2, odd3, odd4}, {}, nil} {
-		var want bytes.Buffer
-		enc := json.NewEncoder(&want)
-		enc.SetIndent("", "  ")
-		if results == nil {
-			results = []Result{}
-		}
-		if err := enc.Encode(struct {
-			Results []Result `json:"results"`
-		}{results}); err != nil {
-			t.Fatal(err)
-		}
-		var got bytes.Buffer
-		if err := WriteJSON(&got, results); err != nil {
-			t.Fatal(err)
-		}
-		if got.String() != want.String() {
-			g, w := got.String(), want.String()
-			i := 0
-			for i < len(g) && i < len(w) && g[i] == w[i] {
-				i++
-			}
-			t.Fatalf("WriteJSON differs from encoding/json at byte %d:\ngot  %q\nwant %q", i, excerpt(g, i), excerpt(w, i))
-		}
-	}
-}
-
-func excerpt(s string, i int) string {
-	return s[max(0, i-80):min(len(s), i+80)]
-}
-
-// Load must return what validation.Load returns, however the files are cut.
-func TestLoadMatchesValidationLoad(t *testing.T) {
-	dir := t.TempDir()
-	big, err := os.ReadFile(benchInput(t, 120, 12))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Errors and warnings in several pieces: an unknown field, a YAML
-	// syntax error, a seed spelling, empty documents.
-	src := string(big)
-	src = strings.Replace(src, "  replicas: 5\n", "  replicas: 5\n  replica: 1\n", 1)
-	src = strings.Replace(src, "name: app-00060\n", "name: app-00060\n  labels: [oops\n", 1)
-	src = strings.Replace(src, "name: app-00090\n", "name: app-00090\n---\n# only a comment\n---\n", 1)
-	src += "---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: seed}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: Service}]\n  placement:\n    replicaScheduling:\n      weightPreference:\n        staticClusterWeight: [{targetCluster: {clusterNames: [a]}, weight: 1}]\n"
-	files := map[string]string{"a.yaml": src, "b.yml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n", "c.json": `{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "j"}}`, "ignored.txt": "x"}
-	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	empty := t.TempDir()
-	old := minPiece
-	defer func() { minPiece = old }()
-	for _, mp := range []int{1, 1000, old} {
-		minPiece = mp
-		for _, paths := range [][]string{{dir}, {filepath.Join(dir, "a.yaml"), "-", "-"}, {empty, filepath.Join(dir, "missing.yaml")}} {
-			want := validation.Load(paths, strings.NewReader(src))
-			got := Load(paths, strings.NewReader(src))
-			if len(want.Errors) == 0 && len(paths) < 3 {
-				t.Fatal("the test input should have errors")
-			}
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("minPiece %d, paths %v: Load differs from validation.Load:\n%s", mp, paths, diffResults(got, want))
-			}
-		}
-	}
-}
-
-func diffResults(got, want validation.Result) string {
-	var sb strings.Builder
-	if len(got.Docs) != len(want.Docs) {
-		sb.WriteString("docs: " + itoa(len(got.Docs)) + " vs " + itoa(len(want.Docs)) + "\n")
-	}
-	for i := range min(len(got.Docs), len(want.Docs)) {
-		g, w := got.Docs[i], want.Docs[i]
-		if g.File != w.File || g.Index != w.Index || g.Line != w.Line || g.Name != w.Name {
-			sb.WriteString("doc " + itoa(i) + ": " + g.File + ":" + itoa(g.Index) + ":" + itoa(g.Line) + " vs " + w.File + ":" + itoa(w.Index) + ":" + itoa(w.Line) + "\n")
-			break
-		}
-	}
-	for name, ps := range map[string][2][]validation.Problem{"errors": {got.Errors, want.Errors}, "warnings": {got.Warnings, want.Warnings}} {
-		if !reflect.DeepEqual(ps[0], ps[1]) {
-			sb.WriteString(name + ":\n")
-			for _, p := range ps[0] {
-				sb.WriteString("  got  " + validation.Format(p) + "\n")
-			}
-			for _, p := range ps[1] {
-				sb.WriteString("  want " + validation.Format(p) + "\n")
-			}
-		}
-	}
-	return sb.String()
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
 // Rendering once per set of matching rules and setting the replicas on a
 // copy must give what render.Render gives for every cluster on its own.
 func TestSharedRenderMatchesRender(t *testing.T) {
@@ -468,19 +326,5 @@ spec:
 	}
 	if len(r.Warnings) != 1 {
 		t.Fatalf("warnings = %v", r.Warnings)
-	}
-}
-
-// An unencodable manifest value fails WriteJSON as encoding/json fails,
-// wherever it is among many results (while the next batch is encoded).
-func TestWriteJSONError(t *testing.T) {
-	for _, bad := range []int{0, 300, 599} {
-		results := make([]Result, 600)
-		results[bad].Manifests = map[string]map[string]any{"x": {"f": make(chan int)}}
-		var buf bytes.Buffer
-		err := WriteJSON(&buf, results)
-		if _, jerr := json.Marshal(results[bad].Manifests); err == nil || jerr == nil || err.Error() != jerr.Error() {
-			t.Errorf("result %d: WriteJSON error %v, encoding/json %v", bad, err, jerr)
-		}
 	}
 }
