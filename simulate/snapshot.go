@@ -65,14 +65,11 @@ func newSnapshot(cs []policy.Cluster) *snapshot {
 		ci := framework.ClusterInfo{Name: c.Name, Labels: c.Labels, Annotations: c.Annotations, Spec: c.Spec, Ready: true}
 		ci.Spec.Taints = slices.Clone(c.Spec.Taints)
 		st := &c.Status
-		switch cond := findCondition(st.Conditions, policy.ClusterConditionReady); {
-		case cond == nil, cond.Status == metav1.ConditionTrue:
-		case cond.Status == metav1.ConditionFalse:
-			ci.Ready = false
-			ci.Spec.Taints = addTaint(ci.Spec.Taints, policy.TaintClusterNotReady)
-		default: // Unknown
-			ci.Ready = false
-			ci.Spec.Taints = addTaint(ci.Spec.Taints, policy.TaintClusterUnreachable)
+		if cond := findCondition(st.Conditions, policy.ClusterConditionReady); cond != nil {
+			if key, tainted := policy.ReadyTaint(string(cond.Status)); tainted {
+				ci.Ready = false
+				ci.Spec.Taints = addTaint(ci.Spec.Taints, key)
+			}
 		}
 		if len(st.APIEnablements) > 0 {
 			ci.APIEnablements = st.APIEnablements
