@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"io"
+	"maps"
 	"reflect"
 	"runtime"
 	"slices"
@@ -269,7 +270,7 @@ func (e *encoder) result(r *Result, d int) error {
 	if len(r.RenderErrors) > 0 {
 		e.field(9, d, "renderErrors")
 		e.buf = append(e.buf, '{')
-		for i, k := range sortedKeys(r.RenderErrors) {
+		for i, k := range slices.Sorted(maps.Keys(r.RenderErrors)) {
 			e.field(i, d+1, k)
 			e.buf = appendString(e.buf, r.RenderErrors[k])
 		}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"math"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -50,15 +49,6 @@ func (e *encoder) valueShared(v any, d, level int) error {
 	}
 	e.shared[key] = [2]int{start, len(e.buf)}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // value encodes a JSON-shaped value (what render returns); anything else
