@@ -138,16 +138,15 @@ func (p TaintPolicy) Apply(s TaintState, now time.Time) TaintState {
 	return out
 }
 
-// controllerKey is the key of the controller's NoSchedule taint for state.
+// controllerKey is the key of the controller's NoSchedule taint for state:
+// Karmada's rule for the Ready condition healthd publishes, except that a
+// cluster healthd has not judged (Unknown) is one without a Ready
+// condition, which Karmada taints not-ready.
 func controllerKey(state string) (string, bool) {
-	switch state {
-	case events.ClusterStateReady, events.ClusterStateSuspect:
-		return "", false
-	case events.ClusterStateUnreachable:
-		return policy.TaintClusterUnreachable, true
-	default: // NotReady, Unknown
+	if state == events.ClusterStateUnknown {
 		return policy.TaintClusterNotReady, true
 	}
+	return policy.ReadyTaint(readyStatus(state))
 }
 
 // controllerTaint reports whether t is one the controller layer manages.

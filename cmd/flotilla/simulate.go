@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/flotilla-io/flotilla/internal/simulate"
 	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/simulate"
 )
 
 func newSimulate(_ *globals) *cobra.Command {

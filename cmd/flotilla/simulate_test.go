@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/yaml"
 
-	"github.com/flotilla-io/flotilla/internal/simulate"
+	"github.com/flotilla-io/flotilla/simulate"
 )
 
 const examples = "../../examples"

@@ -99,3 +99,23 @@ const (
 	TaintClusterNotReady         = "cluster.karmada.io/not-ready"
 	TaintClusterUnreachable      = "cluster.karmada.io/unreachable"
 )
+
+// ReadyTaint is Karmada's cluster controller rule: the key of the
+// NoSchedule taint a cluster gets for the status of its Ready condition.
+// True: none (tainted is false); False: cluster.karmada.io/not-ready;
+// anything else (Unknown): cluster.karmada.io/unreachable. A cluster
+// without a Ready condition is left to the caller (Karmada taints it
+// not-ready; healthd does so for a cluster it has not judged yet, and
+// flotilla simulate reads it as Ready). healthd taints the clusters it
+// probes by this rule, and flotilla simulate the Cluster objects it is
+// given.
+func ReadyTaint(status string) (key string, tainted bool) {
+	switch status {
+	case "True":
+		return "", false
+	case "False":
+		return TaintClusterNotReady, true
+	default:
+		return TaintClusterUnreachable, true
+	}
+}

@@ -18,6 +18,18 @@ func (p *OverridePolicy) Scope() (cluster, known bool) {
 	return false, false
 }
 
+// Rules returns the rules of p as Karmada applies them: spec.overrideRules,
+// or, when there are none, the deprecated spec.targetCluster and
+// spec.overriders as one rule (deprecated is then true). executord's
+// renderer applies these, and `flotilla simulate` groups clusters by which
+// of them match.
+func (p *OverridePolicy) Rules() (rules []RuleWithCluster, deprecated bool) {
+	if len(p.Spec.OverrideRules) > 0 {
+		return p.Spec.OverrideRules, false
+	}
+	return []RuleWithCluster{{TargetCluster: p.Spec.TargetCluster, Overriders: p.Spec.Overriders}}, true
+}
+
 // ApplicableOverrides returns the override policies of all that apply to
 // the resource r, in the order Karmada applies them (reference §5.1):
 // every matching ClusterOverridePolicy first, then, only for a namespaced

@@ -89,3 +89,43 @@ func TestApplicableOverridesOrder(t *testing.T) {
 		}
 	})
 }
+
+func TestOverridePolicyRules(t *testing.T) {
+	east := &ClusterAffinity{ClusterNames: []string{"east"}}
+	west := &ClusterAffinity{ClusterNames: []string{"west"}}
+	labels := Overriders{LabelsOverrider: []LabelAnnotationOverrider{{Operator: "add", Value: map[string]string{"a": "b"}}}}
+	type rules struct {
+		Rules      []RuleWithCluster
+		Deprecated bool
+	}
+	for _, tc := range []struct {
+		name string
+		spec OverrideSpec
+		want rules
+	}{
+		{
+			"overrideRules are the rules, the deprecated pair beside them ignored",
+			OverrideSpec{OverrideRules: []RuleWithCluster{{TargetCluster: east, Overriders: labels}, {TargetCluster: west}}, TargetCluster: west, Overriders: labels},
+			rules{Rules: []RuleWithCluster{{TargetCluster: east, Overriders: labels}, {TargetCluster: west}}},
+		},
+		{
+			"without overrideRules the deprecated targetCluster and overriders are one rule",
+			OverrideSpec{TargetCluster: west, Overriders: labels},
+			rules{Rules: []RuleWithCluster{{TargetCluster: west, Overriders: labels}}, Deprecated: true},
+		},
+		{
+			"an empty spec is one rule for every cluster that overrides nothing",
+			OverrideSpec{},
+			rules{Rules: []RuleWithCluster{{}}, Deprecated: true},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := OverridePolicy{Spec: tc.spec}
+			var got rules
+			got.Rules, got.Deprecated = p.Rules()
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Rules() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -112,11 +112,7 @@ func Render(template map[string]any, cluster Cluster, overrides []policy.Overrid
 	for i := range overrides {
 		p := &overrides[i]
 		name := PolicyName(p)
-		rules := p.Spec.OverrideRules
-		deprecated := len(rules) == 0
-		if deprecated {
-			rules = []policy.RuleWithCluster{{TargetCluster: p.Spec.TargetCluster, Overriders: p.Spec.Overriders}}
-		}
+		rules, deprecated := p.Rules()
 		contributed := false
 		for ri, rule := range rules {
 			if !rule.TargetCluster.Matches(facts) {

@@ -46,8 +46,8 @@ type Document struct {
 func Parse(file string, data []byte) []Document {
 	var docs []Document
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte-order mark
-	for _, c := range splitDocuments(data) {
-		dec := yaml.NewDecoder(bytes.NewReader(c.text))
+	for _, c := range SplitDocuments(data) {
+		dec := yaml.NewDecoder(bytes.NewReader(c.Text))
 		for {
 			var node yaml.Node
 			err := safeDecode(dec, &node)
@@ -55,10 +55,10 @@ func Parse(file string, data []byte) []Document {
 				break
 			}
 			if err != nil {
-				docs = append(docs, Document{Problems: []events.FieldError{syntaxProblem(file, len(docs)+1, c.firstLine, err)}})
+				docs = append(docs, Document{Problems: []events.FieldError{syntaxProblem(file, len(docs)+1, c.FirstLine, err)}})
 				break
 			}
-			b := &treeBuilder{lineOffset: c.firstLine - 1, active: map[*yaml.Node]bool{}}
+			b := &treeBuilder{lineOffset: c.FirstLine - 1, active: map[*yaml.Node]bool{}}
 			root := b.build(&node)
 			if root != nil && root.kind == Null && len(b.problems) == 0 {
 				continue // an empty document
@@ -72,19 +72,19 @@ func Parse(file string, data []byte) []Document {
 	return docs
 }
 
-// chunk is the text of one or more documents, cut at "---" lines so that a
+// Chunk is the text of one or more documents, cut at "---" lines so that a
 // syntax error in one document does not hide the documents after it.
-type chunk struct {
-	text      []byte
-	firstLine int // 1-based line of text's first line in the file
+type Chunk struct {
+	Text      []byte
+	FirstLine int // 1-based line of Text's first line in the file
 }
 
-// splitDocuments cuts a file at lines that start a YAML document ("---"
+// SplitDocuments cuts a file at lines that start a YAML document ("---"
 // alone or followed by a space, tab or comment). The separator stays with
 // the chunk it starts, so YAML still sees it. YAML forbids such a line
 // inside a scalar, so the cut never splits a value.
-func splitDocuments(data []byte) []chunk {
-	var out []chunk
+func SplitDocuments(data []byte) []Chunk {
+	var out []Chunk
 	start, startLine, line := 0, 1, 1
 	for pos := 0; pos < len(data); {
 		end := bytes.IndexByte(data[pos:], '\n')
@@ -94,14 +94,14 @@ func splitDocuments(data []byte) []chunk {
 		}
 		l := data[pos:next]
 		if pos > start && isDocumentStart(l) {
-			out = append(out, chunk{data[start:pos], startLine})
+			out = append(out, Chunk{data[start:pos], startLine})
 			start, startLine = pos, line
 		}
 		pos = next
 		line++
 	}
 	if start < len(data) || len(out) == 0 {
-		out = append(out, chunk{data[start:], startLine})
+		out = append(out, Chunk{data[start:], startLine})
 	}
 	return out
 }

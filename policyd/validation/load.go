@@ -34,31 +34,56 @@ var manifestExts = []string{".yaml", ".yml", ".json"}
 // the file (and line); a syntax error ends only the document it is in.
 func Load(paths []string, stdin io.Reader) Result {
 	var res Result
+	for _, in := range ReadInputs(paths, stdin) {
+		if in.Problem != nil {
+			res.Errors = append(res.Errors, *in.Problem)
+			continue
+		}
+		res.loadBytes(in.Name, in.Data)
+	}
+	return res
+}
+
+// Input is one file Load validates ("-" for stdin), or the problem that
+// stopped Load reading a path.
+type Input struct {
+	Name    string
+	Data    []byte
+	Problem *Problem
+}
+
+// ReadInputs reads what Load validates for paths, in Load's order: the
+// files of a directory in name order, an unreadable path or a directory
+// without manifests as a Problem. Load validates each Input with
+// LoadBytes; a caller that validates pieces of a file concurrently (cut
+// with SplitDocuments) starts here.
+func ReadInputs(paths []string, stdin io.Reader) []Input {
+	var out []Input
 	for _, p := range paths {
 		if p == "-" {
 			var data []byte
 			if stdin != nil {
 				var err error
 				if data, err = io.ReadAll(stdin); err != nil {
-					res.Errors = append(res.Errors, Problem{File: p, Reason: "read: " + err.Error()})
+					out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: "read: " + err.Error()}})
 					continue
 				}
 			}
-			res.loadBytes(p, data)
+			out = append(out, Input{Name: p, Data: data})
 			continue
 		}
 		fi, err := os.Stat(p)
 		if err != nil {
-			res.Errors = append(res.Errors, Problem{File: p, Reason: pathError(err)})
+			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: pathError(err)}})
 			continue
 		}
 		if !fi.IsDir() {
-			res.loadFile(p)
+			out = append(out, readFile(p))
 			continue
 		}
 		entries, err := os.ReadDir(p) // sorted by name
 		if err != nil {
-			res.Errors = append(res.Errors, Problem{File: p, Reason: pathError(err)})
+			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: pathError(err)}})
 			continue
 		}
 		found := false
@@ -67,13 +92,13 @@ func Load(paths []string, stdin io.Reader) Result {
 				continue
 			}
 			found = true
-			res.loadFile(filepath.Join(p, e.Name()))
+			out = append(out, readFile(filepath.Join(p, e.Name())))
 		}
 		if !found {
-			res.Errors = append(res.Errors, Problem{File: p, Reason: "no .yaml, .yml or .json files in the directory"})
+			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: "no .yaml, .yml or .json files in the directory"}})
 		}
 	}
-	return res
+	return out
 }
 
 func hasManifestExt(name string) bool {
@@ -96,13 +121,20 @@ func pathError(err error) string {
 	return err.Error()
 }
 
-func (res *Result) loadFile(name string) {
+func readFile(name string) Input {
 	data, err := os.ReadFile(name)
 	if err != nil {
-		res.Errors = append(res.Errors, Problem{File: name, Reason: pathError(err)})
-		return
+		return Input{Name: name, Problem: &Problem{File: name, Reason: pathError(err)}}
 	}
-	res.loadBytes(name, data)
+	return Input{Name: name, Data: data}
+}
+
+// LoadBytes validates one file's contents as Load does, naming the file
+// file in every Document and Problem.
+func LoadBytes(file string, data []byte) Result {
+	var res Result
+	res.loadBytes(file, data)
+	return res
 }
 
 func (res *Result) loadBytes(file string, data []byte) {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/flotilla-io/flotilla/internal/simulate"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 	"github.com/flotilla-io/flotilla/schedulerd/core"
+	"github.com/flotilla-io/flotilla/simulate"
 )
 
 // examples is the repository's examples/ folder: the seed scenarios as

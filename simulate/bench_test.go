@@ -36,7 +36,7 @@ func benchInput(tb testing.TB, deployments, clusters int) string {
 // FLOTILLA_BENCH_DEPLOYMENTS / FLOTILLA_BENCH_CLUSTERS), to time the whole
 // process:
 //
-//	FLOTILLA_BENCH_INPUT=/tmp/sim/input.yaml go test -run TestWriteBenchInput ./internal/simulate/
+//	FLOTILLA_BENCH_INPUT=/tmp/sim/input.yaml go test -run TestWriteBenchInput ./simulate/
 //	go build -o /tmp/flotilla-perf ./cmd/flotilla
 //	time /tmp/flotilla-perf simulate -f /tmp/sim -o json > /dev/null
 //

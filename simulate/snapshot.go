@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -65,18 +66,15 @@ func newSnapshot(cs []policy.Cluster) *snapshot {
 		ci := framework.ClusterInfo{Name: c.Name, Labels: c.Labels, Annotations: c.Annotations, Spec: c.Spec, Ready: true}
 		ci.Spec.Taints = slices.Clone(c.Spec.Taints)
 		st := &c.Status
-		switch cond := findCondition(st.Conditions, policy.ClusterConditionReady); {
-		case cond == nil, cond.Status == metav1.ConditionTrue:
-		case cond.Status == metav1.ConditionFalse:
-			ci.Ready = false
-			ci.Spec.Taints = addTaint(ci.Spec.Taints, policy.TaintClusterNotReady)
-		default: // Unknown
-			ci.Ready = false
-			ci.Spec.Taints = addTaint(ci.Spec.Taints, policy.TaintClusterUnreachable)
+		if cond := meta.FindStatusCondition(st.Conditions, policy.ClusterConditionReady); cond != nil {
+			if key, tainted := policy.ReadyTaint(string(cond.Status)); tainted {
+				ci.Ready = false
+				ci.Spec.Taints = addTaint(ci.Spec.Taints, key)
+			}
 		}
 		if len(st.APIEnablements) > 0 {
 			ci.APIEnablements = st.APIEnablements
-			cond := findCondition(st.Conditions, policy.ClusterConditionCompleteAPIs)
+			cond := meta.FindStatusCondition(st.Conditions, policy.ClusterConditionCompleteAPIs)
 			ci.CompleteAPIs = cond == nil || cond.Status != metav1.ConditionFalse
 		}
 		if rs := st.ResourceSummary; rs != nil {
@@ -93,15 +91,6 @@ func newSnapshot(cs []policy.Cluster) *snapshot {
 	}
 	s.prepped = framework.NewSnapshot(s.base)
 	return s
-}
-
-func findCondition(cs []metav1.Condition, t string) *metav1.Condition {
-	for i := range cs {
-		if cs[i].Type == t {
-			return &cs[i]
-		}
-	}
-	return nil
 }
 
 func addTaint(ts []corev1.Taint, key string) []corev1.Taint {
