@@ -121,11 +121,7 @@ func (d *Daemon) recoverHistory(ctx context.Context) error {
 	if !evicted {
 		return nil
 	}
-	st, err := d.deps.Bus.JetStream().Stream(ctx, events.StreamPlacement)
-	if err != nil {
-		return fmt.Errorf("failover history: %w", err)
-	}
-	info, err := st.Info(ctx)
+	st, err := d.deps.Bus.StreamState(ctx, events.StreamPlacement)
 	if err != nil {
 		return fmt.Errorf("failover history: %w", err)
 	}
@@ -142,8 +138,8 @@ func (d *Daemon) recoverHistory(ctx context.Context) error {
 	// Records older than the stream's oldest message may have been dropped
 	// by its limits, not lost by schedulerd: those are not sent again.
 	var notBefore time.Time
-	if info.State.FirstSeq > 1 {
-		notBefore = info.State.FirstTime
+	if st.FirstSeq > 1 {
+		notBefore = st.FirstTime
 	}
 	if n := d.h.OweMissingHistory(stored, notBefore); n > 0 {
 		d.deps.Log.Info("failover history records missing after a restart; sending them", zap.Int("records", n))

@@ -452,10 +452,8 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 			res.Unschedulable++
 		}
 	}
-	if st, err := bus.JetStream().Stream(rctx, events.StreamDeadLetter); err == nil {
-		if info, err := st.Info(rctx); err == nil {
-			res.DeadLetters = info.State.Msgs
-		}
+	if st, err := bus.StreamState(rctx, events.StreamDeadLetter); err == nil {
+		res.DeadLetters = st.Messages
 	}
 	res.Machine.LoadAfter = loadavg()
 	if res.Placements < o.templates {

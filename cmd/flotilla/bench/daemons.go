@@ -135,14 +135,8 @@ func waitConsumersIdle(ctx context.Context, bus *natsbus.Bus, ds *benchDaemons, 
 	for {
 		idle, why := true, ""
 		for _, c := range benchConsumers {
-			cons, err := bus.JetStream().Consumer(ctx, c.stream, c.name)
-			if err != nil {
-				idle, why = false, fmt.Sprintf("consumer %s: %v", c.name, err)
-				break
-			}
-			info, err := cons.Info(ctx)
-			if err != nil || info.NumPending > 0 || info.NumAckPending > 0 {
-				idle, why = false, fmt.Sprintf("consumer %s busy", c.name)
+			if err := bus.ConsumerIdle(ctx, c.stream, c.name); err != nil {
+				idle, why = false, err.Error()
 				break
 			}
 		}

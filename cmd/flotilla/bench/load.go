@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -169,15 +168,8 @@ func latestPlacement(ctx context.Context, bus *natsbus.Bus, k events.ObjectKey) 
 // placementState returns how many subjects of the placement stream hold a
 // placement, and the stream's last sequence.
 func placementState(ctx context.Context, bus *natsbus.Bus) (uint64, uint64, error) {
-	st, err := bus.JetStream().Stream(ctx, events.StreamPlacement)
-	if err != nil {
-		return 0, 0, err
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	return info.State.NumSubjects, info.State.LastSeq, nil
+	st, err := bus.StreamState(ctx, events.StreamPlacement)
+	return st.Subjects, st.LastSeq, err
 }
 
 // waitPlacements polls the placement stream until n subjects hold a
@@ -216,34 +208,13 @@ func placementTimes(ctx context.Context, bus *natsbus.Bus, index map[string]int,
 	if err != nil || last < from {
 		return out, err
 	}
-	c, err := bus.JetStream().OrderedConsumer(ctx, events.StreamPlacement, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{events.AllPlacements}, DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
-	if err != nil {
-		return nil, err
-	}
-	for {
-		batch, err := c.Fetch(1000, jetstream.FetchMaxWait(5*time.Second))
-		if err != nil {
-			return out, err
+	err = bus.StorageTimes(ctx, events.StreamPlacement, events.AllPlacements, from, last, func(subject string, stored time.Time) bool {
+		if i, ok := index[subject]; ok && out[i].IsZero() {
+			out[i] = stored
 		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			md, err := m.Metadata()
-			if err != nil {
-				continue
-			}
-			if i, ok := index[m.Subject()]; ok && out[i].IsZero() {
-				out[i] = md.Timestamp
-			}
-			if md.Sequence.Stream >= last {
-				return out, nil
-			}
-		}
-		if n == 0 {
-			return out, fmt.Errorf("placement stream: nothing read past sequence %d", from)
-		}
-	}
+		return true
+	})
+	return out, err
 }
 
 // ---- the daemons ----
