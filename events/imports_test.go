@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The layers of the module, lowest first (DESIGN.md decision 16). A package
+// The layers of the module, lowest first (DESIGN.md decision 17). A package
 // may import its own layer and the layers below it, with the limits each
 // layer states. Every package of the module must be in exactly one layer,
 // so that a new package is placed on purpose.
@@ -169,7 +169,7 @@ func TestImportRules(t *testing.T) {
 		rel := strings.TrimPrefix(pkg, module)
 		l, ok := layerOf(rel)
 		if !ok {
-			t.Errorf("%s is in no layer: place it in events/imports_test.go and DESIGN.md decision 16", rel)
+			t.Errorf("%s is in no layer: place it in events/imports_test.go and DESIGN.md decision 17", rel)
 			continue
 		}
 		if rel != "events/natsbus" {
