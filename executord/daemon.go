@@ -138,43 +138,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return c.Run(ctx, d.HandleMember)
 }
 
-// HandleMember starts, restarts or stops the worker of a registered cluster.
-func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
-	var r events.ClusterRegistration
-	if err := events.Decode(e, &r); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if events.Type(e.Type()) == events.TypeClusterDeregistered {
-		if old, counts := d.members.Deregistered(d.workers, r.Name, r.Generation); counts && old != nil {
-			d.retire(old)
-		}
-		return nil
-	}
-	if !d.members.Registered(d.workers, r.Name, r.Generation) {
-		return nil // older than the cluster's deregistration, or than its worker's registration
-	}
-	if r.Credentials == nil {
-		d.deps.Log.Warn("cluster has no credentials yet", zap.String("cluster", r.Name))
-		return nil
-	}
-	rc, err := member.RESTConfig(r, d.key, d.cfg.KubeAPIQPS, d.cfg.KubeAPIBurst)
-	if err != nil {
-		d.deps.Log.Warn("cannot serve cluster", zap.String("cluster", r.Name), zap.Error(err))
-		return nil
-	}
-	w, err := newWorker(d, r.Name, r, rc)
-	if err != nil {
-		return err
-	}
-	if old, ok := d.members.Stop(d.workers, r.Name); ok {
-		d.retire(old)
-	}
-	d.start(ctx, w, r.Generation)
-	return nil
-}
-
 // workersReady fails while any served cluster's consumer is not pulling.
 func (d *Daemon) workersReady() error {
 	d.mu.Lock()

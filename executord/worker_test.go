@@ -3,10 +3,11 @@ package executord
 import (
 	"context"
 	"encoding/json"
-	"github.com/flotilla-io/flotilla/internal/observe/observetest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flotilla-io/flotilla/internal/observe/observetest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -137,7 +138,7 @@ func handle(t *testing.T, w *worker, p events.PlacementDecision) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.handle(context.Background(), e); err != nil {
+	if err := w.HandlePlacement(context.Background(), e); err != nil {
 		t.Fatalf("handle: %v (a member that does not answer must not fail the placement)", err)
 	}
 }
