@@ -13,6 +13,7 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
@@ -25,9 +26,9 @@ type Deps struct {
 	Registry prometheus.Registerer
 	// PullConfig is the pull-mode cluster's credentials (from --kubeconfig or in-cluster).
 	PullConfig *rest.Config
-	// Clock is the time source of statuses (UnhealthySince, timestamps)
-	// and of held operations' backoff; nil means time.Now.
-	Clock func() time.Time
+	// Clock is the time source of statuses (UnhealthySince, timestamps),
+	// of held operations' backoff and of the resync ticker; nil: clock.Real.
+	Clock clock.Clock
 }
 
 // Daemon is executord.
@@ -59,9 +60,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, deps: deps, metrics: newMetrics(deps.Registry), source: "/executord/" + cfg.Instance,
 		workers: map[string]*worker{}, work: map[string][]events.WorkStatus{}}
 	d.deps.Log = deps.Log.Named("executord")
-	if d.deps.Clock == nil {
-		d.deps.Clock = time.Now
-	}
+	d.deps.Clock = clock.OrReal(deps.Clock)
 	if cfg.PullMode() && deps.PullConfig == nil {
 		return nil, fmt.Errorf("pull mode for cluster %s needs credentials (--kubeconfig or in-cluster)", cfg.Cluster)
 	}
@@ -75,7 +74,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	return d, nil
 }
 
-func (d *Daemon) now() time.Time { return d.deps.Clock() }
+func (d *Daemon) now() time.Time { return d.deps.Clock.Now() }
 
 // logBadRule logs, once per path and daemon, a statePreservation rule
 // whose jsonPath does not parse (its value is left out of work statuses).

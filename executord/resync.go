@@ -2,7 +2,6 @@ package executord
 
 import (
 	"context"
-	"time"
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,13 +15,13 @@ import (
 // every object this cluster holds and re-applies objects removed or
 // changed by hand, every resync interval.
 func (w *worker) resyncLoop(ctx context.Context) {
-	t := time.NewTicker(w.d.cfg.ResyncInterval)
+	t := w.d.deps.Clock.NewTicker(w.d.cfg.ResyncInterval)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		w.retryHeld(ctx, w.d.now())
 		w.resync(ctx)

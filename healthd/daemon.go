@@ -14,6 +14,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
@@ -25,9 +26,10 @@ type Deps struct {
 	Health   *observe.Health
 	Registry prometheus.Registerer
 	// Clock is the time the state machine and the taint policy run on
-	// (when a probe was sent, since, timeAdded, snapshots' takenAt). nil:
-	// time.Now. Probe latencies are measured on the real clock.
-	Clock func() time.Time
+	// (when a probe was sent, since, timeAdded, snapshots' takenAt), and
+	// the tickers of probes, capacity reads and snapshots. nil: clock.Real.
+	// Probe latencies are measured on the real clock.
+	Clock clock.Clock
 	// RootCAs verify the API servers healthd probes anonymously (members it
 	// holds no kubeconfig for). nil: the system's roots, which on Linux
 	// SSL_CERT_FILE and SSL_CERT_DIR extend.
@@ -68,9 +70,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 		}
 	}
 	deps.Log = deps.Log.Named("healthd")
-	if deps.Clock == nil {
-		deps.Clock = time.Now
-	}
+	deps.Clock = clock.OrReal(deps.Clock)
 	return &Daemon{cfg: cfg, deps: deps, key: key, taints: taints, metrics: newMetrics(deps.Registry), source: "/healthd/" + cfg.Instance, probers: map[string]*prober{}}, nil
 }
 
@@ -111,7 +111,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return c.Run(ctx, d.Handle)
 }
 
-func (d *Daemon) now() time.Time { return d.deps.Clock() }
+func (d *Daemon) now() time.Time { return d.deps.Clock.Now() }
 
 // readLastHealth reads what an earlier run published for every cluster,
 // its last transition and the last snapshot, for RestoreTracker.

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
 
@@ -16,6 +18,10 @@ type Deps struct {
 	Bus    *natsbus.Bus
 	Log    *zap.Logger
 	Health *observe.Health
+	// Registry takes policyd's metrics; nil: not registered.
+	Registry prometheus.Registerer
+	// Clock stamps accepted and removed records; nil: clock.Real.
+	Clock clock.Clock
 }
 
 // Daemon is policyd.
@@ -39,6 +45,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	deps.Log = log
 	h := NewHandler(deps.Bus, cfg.Instance, log)
 	h.maxReplicas = cfg.MaxReplicas
+	h.clock, h.metrics = clock.OrReal(deps.Clock), newMetrics(deps.Registry)
 	return &Daemon{cfg: cfg, deps: deps, h: h}, nil
 }
 
