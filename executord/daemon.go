@@ -86,12 +86,33 @@ func (d *Daemon) logBadRule(key events.ObjectKey, e *RuleError) {
 		zap.String("alias", e.Rule.AliasLabelName), zap.String("json_path", e.Rule.JSONPath), zap.Error(e.Err))
 }
 
-func natsbusSpec(cluster string) natsbus.ConsumerSpec {
+// placementConsumer is the consumer that serves cluster its placements.
+func placementConsumer(cluster string) natsbus.ConsumerSpec {
 	// Applying to a member is the slowest handling there is (API round
 	// trips under the client's QPS limit): a longer deadline than the default.
 	return natsbus.ConsumerSpec{Name: ConsumerFor(cluster), Stream: events.StreamPlacement, Subjects: []string{events.AllPlacements}, StartLastPerSubject: true,
 		Deadline: 2 * time.Minute}
 }
+
+// membersConsumer follows registrations in push mode; each instance has
+// its own, since every instance serves every cluster.
+func membersConsumer(cfg Config) natsbus.ConsumerSpec {
+	return natsbus.ConsumerSpec{Name: MembersConsumer + "-" + cfg.Instance, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}}
+}
+
+// Consumers are the durable consumers executord binds to serve cluster:
+// its placement consumer and, in push mode, the registrations' (its doc.go
+// table lists what they carry).
+func Consumers(cfg Config, cluster string) []natsbus.ConsumerSpec {
+	out := []natsbus.ConsumerSpec{placementConsumer(cluster)}
+	if !cfg.PullMode() {
+		out = append(out, membersConsumer(cfg))
+	}
+	return out
+}
+
+// Produces are the event types executord publishes.
+var Produces = []events.Type{events.TypeWorkStatusChanged, events.TypeWorkDeleted, events.TypeSealKeyPublished}
 
 // Run serves the member clusters until ctx is done.
 func (d *Daemon) Run(ctx context.Context) error {
@@ -129,7 +150,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.HandleMember, events.AllMembers); err != nil {
 		return err
 	}
-	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: MembersConsumer + "-" + d.cfg.Instance, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}})
+	c, err := bus.Bind(ctx, membersConsumer(d.cfg))
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func (w *worker) run(ctx context.Context) error {
 	if err := bus.HandleLatest(ctx, events.StreamPlacement, w.HandlePlacement, events.AllPlacements); err != nil {
 		return err
 	}
-	c, err := bus.Bind(ctx, natsbusSpec(w.name))
+	c, err := bus.Bind(ctx, placementConsumer(w.name))
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,15 @@ type Daemon struct {
 // ConsumerName is healthd's durable consumer of registrations.
 const ConsumerName = "healthd-members"
 
+// Consumers are the durable consumers healthd binds (its doc.go table
+// lists what they carry).
+func Consumers(Config) []natsbus.ConsumerSpec {
+	return []natsbus.ConsumerSpec{{Name: ConsumerName, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}}}
+}
+
+// Produces are the event types healthd publishes.
+var Produces = []events.Type{events.TypeClusterHealthChanged, events.TypeClusterHealthSnapshot, events.TypeClusterCapacityReported, events.TypeSealKeyPublished}
+
 // New wires healthd.
 func New(cfg Config, deps Deps) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
@@ -97,7 +106,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.HandleMember, events.AllMembers); err != nil {
 		return err
 	}
-	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: ConsumerName, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}})
+	c, err := bus.Bind(ctx, Consumers(d.cfg)[0])
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,19 @@ type Daemon struct {
 // policyd runs as one active instance.
 const ConsumerName = "policyd-input"
 
+// Consumers are the durable consumers policyd binds (its doc.go table
+// lists what they carry).
+func Consumers(Config) []natsbus.ConsumerSpec {
+	return []natsbus.ConsumerSpec{{Name: ConsumerName, Stream: events.StreamInput, Subjects: []string{events.AllInput}}}
+}
+
+// Produces are the event types policyd publishes.
+var Produces = []events.Type{
+	events.TypeObjectAccepted, events.TypeObjectRemoved, events.TypeObjectRejected,
+	events.TypeBindingChanged, events.TypeBindingRemoved,
+	events.TypeClusterRegistered, events.TypeClusterDeregistered,
+}
+
 // New wires policyd.
 func New(cfg Config, deps Deps) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
@@ -57,7 +70,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.rebuild(ctx); err != nil {
 		return fmt.Errorf("policyd rebuild: %w", err)
 	}
-	c, err := d.deps.Bus.Bind(ctx, natsbus.ConsumerSpec{Name: ConsumerName, Stream: events.StreamInput, Subjects: []string{events.AllInput}})
+	c, err := d.deps.Bus.Bind(ctx, Consumers(d.cfg)[0])
 	if err != nil {
 		return err
 	}

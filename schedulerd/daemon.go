@@ -45,6 +45,19 @@ const (
 	WorkConsumer = "schedulerd-work"
 )
 
+// Consumers are the durable consumers schedulerd binds, in the order Run
+// binds them (its doc.go table lists what they carry).
+func Consumers(Config) []natsbus.ConsumerSpec {
+	return []natsbus.ConsumerSpec{
+		{Name: PolicyConsumer, Stream: events.StreamPolicy, Subjects: []string{events.AllBindings, events.AllMembers}},
+		{Name: HealthConsumer, Stream: events.StreamHealth, Subjects: []string{events.AllHealth, events.AllCapacity, events.HealthSnapshotSubject}},
+		{Name: WorkConsumer, Stream: events.StreamWork, Subjects: []string{events.AllWork}},
+	}
+}
+
+// Produces are the event types schedulerd publishes.
+var Produces = []events.Type{events.TypePlacementDecided, events.TypePlacementRemoved, events.TypeFailoverEvicted, events.TypeFailoverPurged}
+
 // New wires schedulerd.
 func New(cfg Config, deps Deps) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
@@ -71,26 +84,22 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.h.CatchUp(ctx); err != nil {
 		return err
 	}
-	pc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: PolicyConsumer, Stream: events.StreamPolicy, Subjects: []string{events.AllBindings, events.AllMembers}})
-	if err != nil {
-		return err
+	var consumers []*natsbus.Consumer
+	for _, spec := range Consumers(d.cfg) {
+		c, err := bus.Bind(ctx, spec)
+		if err != nil {
+			return err
+		}
+		consumers = append(consumers, c)
 	}
-	hc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: HealthConsumer, Stream: events.StreamHealth, Subjects: []string{events.AllHealth, events.AllCapacity, events.HealthSnapshotSubject}})
-	if err != nil {
-		return err
+	for i, spec := range Consumers(d.cfg) {
+		d.deps.Health.Add("consumer "+spec.Name, consumers[i].Ready)
 	}
-	wc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: WorkConsumer, Stream: events.StreamWork, Subjects: []string{events.AllWork}})
-	if err != nil {
-		return err
-	}
-	d.deps.Health.Add("consumer "+PolicyConsumer, pc.Ready)
-	d.deps.Health.Add("consumer "+HealthConsumer, hc.Ready)
-	d.deps.Health.Add("consumer "+WorkConsumer, wc.Ready)
 	d.deps.Log.Info("schedulerd ready", zap.Int("members", len(d.h.members.byName)), zap.Int("bindings", len(d.h.book.bindings)))
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return pc.Run(ctx, d.h.Handle) })
-	g.Go(func() error { return hc.Run(ctx, d.h.Handle) })
-	g.Go(func() error { return wc.Run(ctx, d.h.Handle) })
+	for _, c := range consumers {
+		g.Go(func() error { return c.Run(ctx, d.h.Handle) })
+	}
 	g.Go(func() error { return d.tick(ctx) })
 	return g.Wait()
 }
