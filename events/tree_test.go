@@ -2,6 +2,9 @@ package events_test
 
 import (
 	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,6 +42,50 @@ func TestNoSourceFileIsLong(t *testing.T) {
 			rel, _ := filepath.Rel(root, path)
 			t.Errorf("%s has %d lines, over %d: split it by what it does", rel, n, maxFileLines)
 		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoStructKeepsAContext holds the lifecycle rule that a context is
+// passed to what blocks, never stored (HOUSE-STYLE.md, Lifecycle): no
+// struct type of a non-test Go file has a context.Context field.
+func TestNoStructKeepsAContext(t *testing.T) {
+	root := ".."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			st, ok := n.(*ast.StructType)
+			if !ok {
+				return true
+			}
+			for _, field := range st.Fields.List {
+				if sel, ok := field.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Context" {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "context" {
+						rel, _ := filepath.Rel(root, path)
+						t.Errorf("%s: a struct keeps a context.Context; pass it to the methods that block instead", rel)
+					}
+				}
+			}
+			return true
+		})
 		return nil
 	})
 	if err != nil {
