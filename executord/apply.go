@@ -7,28 +7,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/flotilla-io/flotilla/events"
-	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/executord/render"
-	"github.com/flotilla-io/flotilla/internal/member"
 )
 
 // AnnotationAppliedHash records which rendered manifest an object holds, so
@@ -39,159 +29,6 @@ const AnnotationAppliedHash = "flotilla.io/applied-hash"
 // FieldManager is the server-side apply field manager.
 const FieldManager = "flotilla"
 
-// worker serves one member cluster.
-type worker struct {
-	member.Task
-	d      *Daemon
-	name   string
-	reg    events.ClusterRegistration // push mode: labels/spec for override targeting
-	log    *zap.Logger
-	dyn    dynamic.Interface
-	kube   kubernetes.Interface
-	mapper *restmapper.DeferredDiscoveryRESTMapper
-	mu     sync.Mutex
-	work   map[events.ObjectKey]events.WorkStatus        // last status published per template
-	placed map[events.ObjectKey]events.PlacementDecision // last placement seen per template
-	// namespaces known to exist in the member (saves a read per apply).
-	namespaces map[string]bool
-	// depsOf lists the dependencies applied with each template (propagateDeps).
-	depsOf map[events.ObjectKey][]events.ObjectKey
-	// desired is the manifest last applied per template, for drift checks.
-	desired map[events.ObjectKey]map[string]any
-	// held are the applies and removals the member could not take yet,
-	// retried by the resync loop (see held.go).
-	held map[events.ObjectKey]*held
-	// consumer is set once the cluster's durable consumer is bound.
-	consumer atomic.Pointer[natsbus.Consumer]
-}
-
-func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.Config) (*worker, error) {
-	dyn, err := dynamic.NewForConfig(rc)
-	if err != nil {
-		return nil, err
-	}
-	kube, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, err
-	}
-	return &worker{d: d, name: name, reg: reg, log: d.deps.Log.With(zap.String("cluster", name)), dyn: dyn, kube: kube,
-		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
-		work:   map[events.ObjectKey]events.WorkStatus{}, placed: map[events.ObjectKey]events.PlacementDecision{},
-		desired: map[events.ObjectKey]map[string]any{}, depsOf: map[events.ObjectKey][]events.ObjectKey{}, namespaces: map[string]bool{},
-		held: map[events.ObjectKey]*held{}}, nil
-}
-
-// ConsumerFor names the durable consumer that serves a cluster.
-func ConsumerFor(cluster string) string { return "executord-" + events.ClusterToken(cluster) }
-
-// Run serves the cluster until ctx is done; an error that ends it sooner
-// is logged.
-func (w *worker) Run(ctx context.Context) {
-	if err := w.run(ctx); err != nil && ctx.Err() == nil {
-		w.log.Error("cluster worker stopped", zap.Error(err))
-	}
-}
-
-func (w *worker) run(ctx context.Context) error {
-	bus := w.d.deps.Bus
-	// Catch up first with the latest placement of every template: after a
-	// restart this finishes what a crash interrupted (applies are skipped
-	// when the member already holds the rendered manifest), and holds again
-	// what the member cannot take yet.
-	if err := bus.HandleLatest(ctx, events.StreamPlacement, w.handle, events.AllPlacements); err != nil {
-		return err
-	}
-	c, err := bus.Bind(ctx, natsbusSpec(w.name))
-	if err != nil {
-		return err
-	}
-	w.consumer.Store(c)
-	rctx, cancel := context.WithCancel(ctx)
-	resynced := make(chan struct{})
-	go func() {
-		defer close(resynced)
-		w.resyncLoop(rctx)
-	}()
-	err = c.Run(ctx, w.handle)
-	cancel()
-	<-resynced
-	return err
-}
-
-// handle carries out one placement in this cluster. What the member cannot
-// take now is held and retried (held.go); the placement is acknowledged.
-func (w *worker) handle(ctx context.Context, e events.Event) error {
-	var p events.PlacementDecision
-	if err := events.Decode(e, &p); err != nil {
-		return err
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if old, ok := w.placed[p.Key]; ok && stale(old, p) {
-		return nil
-	}
-	if events.Type(e.Type()) == events.TypePlacementRemoved {
-		delete(w.placed, p.Key)
-	} else {
-		w.placed[p.Key] = p
-	}
-	f, err := w.converge(ctx, e, p.Key, p.Generation, p.BindingRevision)
-	return w.settle(ctx, e, p.Key, f, p.Generation, p.BindingRevision, err)
-}
-
-// stale: p is older than the placement held, by binding revision or, for
-// one revision (an eviction purged), by decision time.
-func stale(old, p events.PlacementDecision) bool {
-	return old.BindingRevision > p.BindingRevision ||
-		(old.BindingRevision == p.BindingRevision && p.DecidedAt.Before(old.DecidedAt))
-}
-
-// converge makes the cluster hold what the latest placement of key asks for
-// (w.placed; none means the template was removed, by the placement of
-// generation gen and revision rev) and says which fate that was.
-func (w *worker) converge(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) (fate, error) {
-	p, ok := w.placed[key]
-	if !ok {
-		return fateRemove, w.removeWithDeps(ctx, cause, key, gen, rev)
-	}
-	f, replicas, why := disposition(p, w.name)
-	switch f {
-	case fateApply:
-		return f, w.apply(ctx, cause, p, replicas, "")
-	case fateKeep:
-		return f, w.keep(ctx, cause, p, replicas, why)
-	}
-	return f, w.removeWithDeps(ctx, cause, key, p.Generation, p.BindingRevision)
-}
-
-// keep leaves an evicted cluster's copy as it is (neither applied again
-// nor repaired nor deleted) and says why in its work status, phase
-// unchanged, so that `flotilla get work` shows it.
-func (w *worker) keep(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32, why string) error {
-	delete(w.desired, p.Key)
-	if _, ok := w.depsOf[p.Key]; !ok && p.Binding != nil {
-		// After a restart nothing applied it: its dependencies are those of
-		// its binding, and stay needed while the copy is kept.
-		for _, d := range p.Binding.Dependencies {
-			w.depsOf[p.Key] = append(w.depsOf[p.Key], d.Key)
-		}
-	}
-	last, ok := w.work[p.Key]
-	if !ok || last.Phase == events.WorkDeleted {
-		return nil // no copy here to keep
-	}
-	st := last
-	st.BindingRevision, st.Message = p.BindingRevision, why
-	if st.Phase == events.WorkDeleting {
-		st.Phase = events.WorkApplied // a held removal was dropped; the next read-back tells more
-	}
-	if last.Message != why {
-		w.log.Info("evicted copy kept", zap.String("workload", p.Key.String()), zap.Int32("replicas", replicas), zap.String("why", why))
-	}
-	return w.publish(ctx, cause, st)
-}
-
-// unit is one object to apply in this cluster: a placed template or one of
 // its dependencies (propagateDeps).
 type unit struct {
 	key        events.ObjectKey
@@ -486,128 +323,6 @@ func sameStatus(a, b events.WorkStatus) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
-}
-
-func (w *worker) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {
-	m, err := w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil && meta.IsNoMatchError(err) {
-		w.mapper.Reset()
-		m, err = w.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	}
-	switch {
-	case meta.IsNoMatchError(err):
-		return nil, fmt.Errorf("%s is not served by %s: %w", gvk, w.name, err)
-	case err != nil:
-		return nil, fmt.Errorf("discovery of %s in %s: %w", gvk.GroupKind(), w.name, err)
-	}
-	return m, nil
-}
-
-func (w *worker) resource(m *meta.RESTMapping, ns string) dynamic.ResourceInterface {
-	if m.Scope.Name() == meta.RESTScopeNameNamespace {
-		return w.dyn.Resource(m.Resource).Namespace(ns)
-	}
-	return w.dyn.Resource(m.Resource)
-}
-
-func (w *worker) ensureNamespace(ctx context.Context, ns string) error {
-	if ns == "" {
-		return nil
-	}
-	if w.namespaces[ns] {
-		return nil
-	}
-	_, err := w.kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = w.kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{FieldManager: FieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			err = nil
-		}
-	}
-	if err == nil {
-		w.namespaces[ns] = true
-	}
-	return err
-}
-
-// resyncLoop retries the held operations, then reads back the status of
-// every object this cluster holds and re-applies objects removed or
-// changed by hand, every resync interval.
-func (w *worker) resyncLoop(ctx context.Context) {
-	t := time.NewTicker(w.d.cfg.ResyncInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		w.retryHeld(ctx, w.d.now())
-		w.resync(ctx)
-	}
-}
-
-// resync reads every object back without holding the worker's lock (the
-// reads are rate-limited and must not starve placements), then takes the
-// lock per object to publish its status or repair drift, skipping objects
-// whose placement changed meanwhile. A kept copy (evicted, not purged) is
-// read back but never repaired; held and removed objects are left to the
-// held retries.
-func (w *worker) resync(ctx context.Context) {
-	type item struct {
-		key     events.ObjectKey
-		p       events.PlacementDecision
-		fate    fate
-		desired map[string]any
-	}
-	w.mu.Lock()
-	items := make([]item, 0, len(w.work))
-	for key, st := range w.work {
-		p, ok := w.placed[key]
-		if !ok || p.Binding == nil || st.Phase == events.WorkDeleted || st.Phase == events.WorkDeleting || w.held[key] != nil {
-			continue
-		}
-		if f, _, _ := disposition(p, w.name); f != fateRemove {
-			items = append(items, item{key, p, f, w.desired[key]})
-		}
-	}
-	w.mu.Unlock()
-	for _, it := range items {
-		if ctx.Err() != nil {
-			return
-		}
-		mapping, err := w.mapping(schema.FromAPIVersionAndKind(it.p.Binding.APIVersion, it.key.Kind))
-		if err != nil {
-			continue
-		}
-		cur, err := w.resource(mapping, it.key.Namespace).Get(ctx, it.key.Name, metav1.GetOptions{})
-		drift := ""
-		switch {
-		case it.fate == fateKeep:
-		case apierrors.IsNotFound(err):
-			drift = "the object (deleted)"
-		case err == nil && it.desired != nil:
-			drift = Drift(it.desired, cur.Object)
-		}
-		w.mu.Lock()
-		st, ok := w.work[it.key]
-		p, placed := w.placed[it.key]
-		if !ok || !placed || p.BindingRevision != it.p.BindingRevision || !p.DecidedAt.Equal(it.p.DecidedAt) ||
-			st.Phase == events.WorkDeleted || st.Phase == events.WorkDeleting || w.held[it.key] != nil {
-			w.mu.Unlock() // handled meanwhile: the new placement decides
-			continue
-		}
-		switch {
-		case drift != "":
-			w.log.Info("drift: the member object was changed by hand, applying again", zap.String("workload", it.key.String()), zap.String("field", drift))
-			_, replicas, _ := disposition(p, w.name)
-			err := w.apply(ctx, events.Event{}, p, replicas, drift)
-			_ = w.settle(ctx, events.Event{}, it.key, fateApply, p.Generation, p.BindingRevision, err)
-		case err == nil && st.Phase != events.WorkFailed:
-			_ = w.publishObserved(ctx, events.Event{}, st, cur, preservationRules(p.Binding))
-		}
-		w.mu.Unlock()
-	}
 }
 
 func manifestHash(m map[string]any) string {

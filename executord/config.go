@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Config of executord.
@@ -49,4 +51,22 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("resync-interval: must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// RegisterFlags registers executord's own flags on fs, with c's values as
+// their defaults and c's fields as their destinations. The process's flags
+// (--instance, --metrics-addr, --credentials-key) are the command's; pull
+// mode's are RegisterPullFlags'.
+func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
+	fs.Float32Var(&c.KubeAPIQPS, "kube-api-qps", c.KubeAPIQPS, "queries per second to each member API server")
+	fs.IntVar(&c.KubeAPIBurst, "kube-api-burst", c.KubeAPIBurst, "burst of requests to each member API server")
+	fs.DurationVar(&c.ResyncInterval, "resync-interval", c.ResyncInterval, "how often member objects are read back (status, drift)")
+}
+
+// RegisterPullFlags registers the flags of pull mode (one cluster, local
+// credentials), which only a standalone executord takes: under
+// `flotilla up` executord serves every registered cluster.
+func (c *Config) RegisterPullFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Cluster, "cluster", c.Cluster, "pull mode: serve only this member cluster")
+	fs.StringVar(&c.Kubeconfig, "kubeconfig", c.Kubeconfig, "pull mode: the member's kubeconfig (default: in-cluster credentials)")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
@@ -25,9 +26,9 @@ type Deps struct {
 	Registry prometheus.Registerer
 	// PullConfig is the pull-mode cluster's credentials (from --kubeconfig or in-cluster).
 	PullConfig *rest.Config
-	// Clock is the time source of statuses (UnhealthySince, timestamps)
-	// and of held operations' backoff; nil means time.Now.
-	Clock func() time.Time
+	// Clock is the time source of statuses (UnhealthySince, timestamps),
+	// of held operations' backoff and of the resync ticker; nil: clock.Real.
+	Clock clock.Clock
 }
 
 // Daemon is executord.
@@ -59,9 +60,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	d := &Daemon{cfg: cfg, deps: deps, metrics: newMetrics(deps.Registry), source: "/executord/" + cfg.Instance,
 		workers: map[string]*worker{}, work: map[string][]events.WorkStatus{}}
 	d.deps.Log = deps.Log.Named("executord")
-	if d.deps.Clock == nil {
-		d.deps.Clock = time.Now
-	}
+	d.deps.Clock = clock.OrReal(deps.Clock)
 	if cfg.PullMode() && deps.PullConfig == nil {
 		return nil, fmt.Errorf("pull mode for cluster %s needs credentials (--kubeconfig or in-cluster)", cfg.Cluster)
 	}
@@ -75,7 +74,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	return d, nil
 }
 
-func (d *Daemon) now() time.Time { return d.deps.Clock() }
+func (d *Daemon) now() time.Time { return d.deps.Clock.Now() }
 
 // logBadRule logs, once per path and daemon, a statePreservation rule
 // whose jsonPath does not parse (its value is left out of work statuses).
@@ -87,12 +86,33 @@ func (d *Daemon) logBadRule(key events.ObjectKey, e *RuleError) {
 		zap.String("alias", e.Rule.AliasLabelName), zap.String("json_path", e.Rule.JSONPath), zap.Error(e.Err))
 }
 
-func natsbusSpec(cluster string) natsbus.ConsumerSpec {
+// placementConsumer is the consumer that serves cluster its placements.
+func placementConsumer(cluster string) natsbus.ConsumerSpec {
 	// Applying to a member is the slowest handling there is (API round
 	// trips under the client's QPS limit): a longer deadline than the default.
 	return natsbus.ConsumerSpec{Name: ConsumerFor(cluster), Stream: events.StreamPlacement, Subjects: []string{events.AllPlacements}, StartLastPerSubject: true,
 		Deadline: 2 * time.Minute}
 }
+
+// membersConsumer follows registrations in push mode; each instance has
+// its own, since every instance serves every cluster.
+func membersConsumer(cfg Config) natsbus.ConsumerSpec {
+	return natsbus.ConsumerSpec{Name: MembersConsumer + "-" + cfg.Instance, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}}
+}
+
+// Consumers are the durable consumers executord binds to serve cluster:
+// its placement consumer and, in push mode, the registrations' (its doc.go
+// table lists what they carry).
+func Consumers(cfg Config, cluster string) []natsbus.ConsumerSpec {
+	out := []natsbus.ConsumerSpec{placementConsumer(cluster)}
+	if !cfg.PullMode() {
+		out = append(out, membersConsumer(cfg))
+	}
+	return out
+}
+
+// Produces are the event types executord publishes.
+var Produces = []events.Type{events.TypeWorkStatusChanged, events.TypeWorkDeleted, events.TypeSealKeyPublished}
 
 // Run serves the member clusters until ctx is done.
 func (d *Daemon) Run(ctx context.Context) error {
@@ -130,49 +150,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.HandleMember, events.AllMembers); err != nil {
 		return err
 	}
-	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: MembersConsumer + "-" + d.cfg.Instance, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}})
+	c, err := bus.Bind(ctx, membersConsumer(d.cfg))
 	if err != nil {
 		return err
 	}
 	d.deps.Log.Info("executord ready (push mode)", zap.Int("clusters", len(d.workers)))
 	return c.Run(ctx, d.HandleMember)
-}
-
-// HandleMember starts, restarts or stops the worker of a registered cluster.
-func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
-	var r events.ClusterRegistration
-	if err := events.Decode(e, &r); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if events.Type(e.Type()) == events.TypeClusterDeregistered {
-		if old, counts := d.members.Deregistered(d.workers, r.Name, r.Generation); counts && old != nil {
-			d.retire(old)
-		}
-		return nil
-	}
-	if !d.members.Registered(d.workers, r.Name, r.Generation) {
-		return nil // older than the cluster's deregistration, or than its worker's registration
-	}
-	if r.Credentials == nil {
-		d.deps.Log.Warn("cluster has no credentials yet", zap.String("cluster", r.Name))
-		return nil
-	}
-	rc, err := member.RESTConfig(r, d.key, d.cfg.KubeAPIQPS, d.cfg.KubeAPIBurst)
-	if err != nil {
-		d.deps.Log.Warn("cannot serve cluster", zap.String("cluster", r.Name), zap.Error(err))
-		return nil
-	}
-	w, err := newWorker(d, r.Name, r, rc)
-	if err != nil {
-		return err
-	}
-	if old, ok := d.members.Stop(d.workers, r.Name); ok {
-		d.retire(old)
-	}
-	d.start(ctx, w, r.Generation)
-	return nil
 }
 
 // workersReady fails while any served cluster's consumer is not pulling.

@@ -20,9 +20,9 @@
 // values as labels (InjectPreservedLabels).
 //
 //	Consumes  io.flotilla.placement.decided|removed.v1 (FLOTILLA_PLACEMENT, consumer executord-<cluster>)
-//	          io.flotilla.cluster.registered|deregistered.v1 (push mode: FLOTILLA_POLICY, consumer executord-members)
+//	          io.flotilla.cluster.registered|deregistered.v1 (push mode: FLOTILLA_POLICY, consumer executord-members-<instance>)
 //	Produces  io.flotilla.work.status.changed.v1, io.flotilla.work.deleted.v1 (FLOTILLA_WORK)
-//	          io.flotilla.sealkey.published.v1 (push mode, at start)
+//	          io.flotilla.sealkey.published.v1 (push mode, at start; FLOTILLA_POLICY)
 //	State     work records per cluster and template, rebuilt from FLOTILLA_WORK;
 //	          the member objects themselves carry flotilla.io/applied-hash;
 //	          held operations in memory, derived again at start from the

@@ -249,9 +249,9 @@ func TestAPlacementWithPreservedLabelsAppliesThemInANewClusterOnly(t *testing.T)
 	status := maps.Clone(healthyStatus)
 	status["updateRevision"] = "web-5d4f"
 	member.setStatus(status)
-	clock := &testClock{t: t0}
+	clk := &testClock{t: t0}
 	core, logs := observer.New(zap.InfoLevel)
-	w := newTestWorker(t, newTestDaemon(t, bus, member, clock, prometheus.NewRegistry(), zap.New(core)))
+	w := newTestWorker(t, newTestDaemon(t, bus, member, clk, prometheus.NewRegistry(), zap.New(core)))
 
 	handle(t, w, preservingPlacement(1, 0, on("member1", 2), on("member2", 2)))
 	st, _ := latestWork(t, bus)

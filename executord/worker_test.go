@@ -3,10 +3,12 @@ package executord
 import (
 	"context"
 	"encoding/json"
-	"github.com/flotilla-io/flotilla/internal/observe/observetest"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/flotilla-io/flotilla/internal/clock"
+	"github.com/flotilla-io/flotilla/internal/observe/observetest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -55,14 +57,14 @@ func (c *testClock) add(d time.Duration) {
 }
 
 // newTestDaemon is a pull-mode executord for member1 on the fake member
-// (clock nil: the wall clock, for tests that run the resync loop).
-func newTestDaemon(t *testing.T, bus *natsbus.Bus, m *fakeMember, clock *testClock, reg prometheus.Registerer, log *zap.Logger) *Daemon {
+// (clk nil: the wall clock, for tests that run the resync loop).
+func newTestDaemon(t *testing.T, bus *natsbus.Bus, m *fakeMember, clk *testClock, reg prometheus.Registerer, log *zap.Logger) *Daemon {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.Cluster, cfg.ResyncInterval = "member1", 10*time.Millisecond
 	deps := Deps{Bus: bus, Log: log, Health: observe.NewHealth(), Registry: reg, PullConfig: &rest.Config{Host: m.srv.URL, Timeout: 5 * time.Second}}
-	if clock != nil {
-		deps.Clock = clock.now
+	if clk != nil {
+		deps.Clock = clock.Func(clk.now)
 	}
 	d, err := New(cfg, deps)
 	if err != nil {
@@ -137,7 +139,7 @@ func handle(t *testing.T, w *worker, p events.PlacementDecision) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.handle(context.Background(), e); err != nil {
+	if err := w.HandlePlacement(context.Background(), e); err != nil {
 		t.Fatalf("handle: %v (a member that does not answer must not fail the placement)", err)
 	}
 }
@@ -325,9 +327,9 @@ func TestHeldRemovalIsDroppedWhenALaterPlacementPutsTheTemplateBack(t *testing.T
 	member := newFakeMember(t)
 	member.put("default", "web", true)
 	member.setStatus(healthyStatus)
-	clock := &testClock{t: t0}
+	clk := &testClock{t: t0}
 	reg := prometheus.NewRegistry()
-	w := newTestWorker(t, newTestDaemon(t, bus, member, clock, reg, zap.NewNop()))
+	w := newTestWorker(t, newTestDaemon(t, bus, member, clk, reg, zap.NewNop()))
 	w.work[web] = events.WorkStatus{Key: web, Cluster: "member1", Generation: 1, BindingRevision: 1, Phase: events.WorkRunning, CreatedAt: t0}
 	member.down.Store(true)
 
@@ -347,8 +349,8 @@ func TestHeldRemovalIsDroppedWhenALaterPlacementPutsTheTemplateBack(t *testing.T
 	}
 
 	member.down.Store(false)
-	clock.add(time.Minute)
-	w.retryHeld(context.Background(), clock.now())
+	clk.add(time.Minute)
+	w.retryHeld(context.Background(), clk.now())
 	if _, ok := w.heldNow(web); ok {
 		t.Fatal("still held after the member answered")
 	}
@@ -364,30 +366,30 @@ func TestHeldRetriesWaitOutTheirBackoffUntilTheMemberAnswers(t *testing.T) {
 	_, bus := eventstest.Server(t)
 	member := newFakeMember(t)
 	member.put("default", "web", true)
-	clock := &testClock{t: t0}
-	w := newTestWorker(t, newTestDaemon(t, bus, member, clock, prometheus.NewRegistry(), zap.NewNop()))
+	clk := &testClock{t: t0}
+	w := newTestWorker(t, newTestDaemon(t, bus, member, clk, prometheus.NewRegistry(), zap.NewNop()))
 	w.work[web] = events.WorkStatus{Key: web, Cluster: "member1", Generation: 1, BindingRevision: 1, Phase: events.WorkRunning, CreatedAt: t0}
 	member.down.Store(true)
 	handle(t, w, placement(2, 0, on("member2", 2)))
 	ctx := context.Background()
 
-	w.retryHeld(ctx, clock.now()) // not due: the first retry waits one resync interval
+	w.retryHeld(ctx, clk.now()) // not due: the first retry waits one resync interval
 	if h, _ := w.heldNow(web); h.failures != 1 {
 		t.Fatalf("failures = %d, want 1 (retried before its time)", h.failures)
 	}
-	clock.add(10 * time.Millisecond)
-	w.retryHeld(ctx, clock.now())
+	clk.add(10 * time.Millisecond)
+	w.retryHeld(ctx, clk.now())
 	h, _ := w.heldNow(web)
-	if h.failures != 2 || !h.next.Equal(clock.now().Add(20*time.Millisecond)) {
-		t.Fatalf("failures %d, next %s; want 2 and one doubled interval later", h.failures, h.next.Sub(clock.now()))
+	if h.failures != 2 || !h.next.Equal(clk.now().Add(20*time.Millisecond)) {
+		t.Fatalf("failures %d, next %s; want 2 and one doubled interval later", h.failures, h.next.Sub(clk.now()))
 	}
 	member.down.Store(false)
-	w.retryHeld(ctx, clock.now()) // still backing off
+	w.retryHeld(ctx, clk.now()) // still backing off
 	if _, deletes := member.counts(); deletes != 0 {
 		t.Fatal("retried before its backoff ended")
 	}
-	clock.add(20 * time.Millisecond)
-	w.retryHeld(ctx, clock.now())
+	clk.add(20 * time.Millisecond)
+	w.retryHeld(ctx, clk.now())
 	if _, deletes := member.counts(); deletes != 1 {
 		t.Fatal("not deleted once the member answered")
 	}
@@ -400,8 +402,8 @@ func TestEvictedCopyIsKeptUntilTheEvictionIsPurged(t *testing.T) {
 	_, bus := eventstest.Server(t)
 	member := newFakeMember(t)
 	member.setStatus(healthyStatus)
-	clock := &testClock{t: t0}
-	w := newTestWorker(t, newTestDaemon(t, bus, member, clock, prometheus.NewRegistry(), zap.NewNop()))
+	clk := &testClock{t: t0}
+	w := newTestWorker(t, newTestDaemon(t, bus, member, clk, prometheus.NewRegistry(), zap.NewNop()))
 	handle(t, w, placement(1, 0, on("member1", 2), on("member2", 2)))
 
 	evicted := placement(2, time.Minute, on("member2", 4))
@@ -438,8 +440,8 @@ func TestStatusIsPublishedAgainOnlyWhenHealthOrCountsChange(t *testing.T) {
 	_, bus := eventstest.Server(t)
 	member := newFakeMember(t)
 	member.setStatus(map[string]any{"replicas": int64(2), "updatedReplicas": int64(2), "readyReplicas": int64(1), "availableReplicas": int64(1)})
-	clock := &testClock{t: t0}
-	d := newTestDaemon(t, bus, member, clock, prometheus.NewRegistry(), zap.NewNop())
+	clk := &testClock{t: t0}
+	d := newTestDaemon(t, bus, member, clk, prometheus.NewRegistry(), zap.NewNop())
 	w := newTestWorker(t, d)
 	ctx := context.Background()
 	check := func(what string, count int, health string, available, unavailable int32, since *time.Time) {
@@ -459,24 +461,24 @@ func TestStatusIsPublishedAgainOnlyWhenHealthOrCountsChange(t *testing.T) {
 
 	handle(t, w, placement(1, 0, on("member1", 2)))
 	check("applied with one replica unavailable", 1, events.WorkUnhealthy, 1, 1, at(0))
-	clock.add(10 * time.Second)
+	clk.add(10 * time.Second)
 	w.resync(ctx)
 	check("read back unchanged", 1, events.WorkUnhealthy, 1, 1, at(0))
 
 	member.setStatus(map[string]any{"replicas": int64(2), "updatedReplicas": int64(2), "readyReplicas": int64(2), "availableReplicas": int64(2)})
-	clock.add(10 * time.Second)
+	clk.add(10 * time.Second)
 	w.resync(ctx)
 	check("every replica available", 2, events.WorkHealthy, 2, 0, nil)
-	clock.add(10 * time.Second)
+	clk.add(10 * time.Second)
 	w.resync(ctx)
 	check("still healthy", 2, events.WorkHealthy, 2, 0, nil)
 
 	member.setStatus(map[string]any{"replicas": int64(2), "updatedReplicas": int64(2)})
-	clock.add(10 * time.Second)
+	clk.add(10 * time.Second)
 	w.resync(ctx)
 	check("no replica available any more", 3, events.WorkUnhealthy, 0, 2, at(40*time.Second))
 	member.setStatus(map[string]any{"replicas": int64(2), "updatedReplicas": int64(2), "readyReplicas": int64(1), "availableReplicas": int64(1)})
-	clock.add(10 * time.Second)
+	clk.add(10 * time.Second)
 	w.resync(ctx)
 	check("one replica back, still unhealthy: the run goes on", 4, events.WorkUnhealthy, 1, 1, at(40*time.Second))
 
@@ -486,7 +488,7 @@ func TestStatusIsPublishedAgainOnlyWhenHealthOrCountsChange(t *testing.T) {
 	restarted := newTestWorker(t, d)
 	st, _ := latestWork(t, bus)
 	restarted.work[web] = st
-	clock.add(time.Minute)
+	clk.add(time.Minute)
 	handle(t, restarted, placement(1, 0, on("member1", 2)))
 	check("after a restart", 4, events.WorkUnhealthy, 1, 1, at(40*time.Second))
 }
@@ -495,8 +497,8 @@ func TestHeldRemovalReleasesTheDependenciesOnlyItNeededOnceCarriedOut(t *testing
 	_, bus := eventstest.Server(t)
 	member := newFakeMember(t)
 	member.setStatus(healthyStatus)
-	clock := &testClock{t: t0}
-	w := newTestWorker(t, newTestDaemon(t, bus, member, clock, prometheus.NewRegistry(), zap.NewNop()))
+	clk := &testClock{t: t0}
+	w := newTestWorker(t, newTestDaemon(t, bus, member, clk, prometheus.NewRegistry(), zap.NewNop()))
 	cfg := events.ObjectKey{Kind: "ConfigMap", Namespace: "default", Name: "cfg"}
 	withDeps := func(p events.PlacementDecision) events.PlacementDecision {
 		b := *p.Binding
@@ -516,8 +518,8 @@ func TestHeldRemovalReleasesTheDependenciesOnlyItNeededOnceCarriedOut(t *testing
 	if !member.has("configmaps/default/cfg") || !member.has("deployments/default/web") {
 		t.Fatal("something was removed while the member was down")
 	}
-	clock.add(time.Minute)
-	w.retryHeld(context.Background(), clock.now())
+	clk.add(time.Minute)
+	w.retryHeld(context.Background(), clk.now())
 	if member.has("deployments/default/web") || member.has("configmaps/default/cfg") {
 		t.Fatal("the workload or its dependency is still in the member after the held removal")
 	}

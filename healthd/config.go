@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Config of healthd.
@@ -98,4 +100,19 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("credentials-key: healthd needs the credentials key file to read member capacity"))
 	}
 	return errors.Join(errs...)
+}
+
+// RegisterFlags registers healthd's own flags on fs, with c's values as
+// their defaults and c's fields as their destinations. The process's flags
+// (--instance, --metrics-addr, --credentials-key, which executord shares
+// under `flotilla up`) are the command's.
+func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
+	fs.DurationVar(&c.ProbeInterval, "probe-interval", c.ProbeInterval, "how often each member's /readyz is probed; a lost member is NotReady/Unreachable (tainted NoSchedule) after at worst failure-threshold × probe-interval + probe-timeout ("+c.Detection().String()+" with the defaults)")
+	fs.DurationVar(&c.ProbeTimeout, "probe-timeout", c.ProbeTimeout, "deadline of one probe (above probe-interval, detection takes probe-interval + failure-threshold × probe-timeout)")
+	fs.IntVar(&c.FailureThreshold, "failure-threshold", c.FailureThreshold, "failed probes in a row before a member is NotReady/Unreachable (one fewer leaves it Suspect, still schedulable)")
+	fs.IntVar(&c.SuccessThreshold, "success-threshold", c.SuccessThreshold, "good probes in a row before a NotReady/Unreachable member is Ready again")
+	fs.DurationVar(&c.CapacityInterval, "capacity-interval", c.CapacityInterval, "how often member Nodes and Pods are read for capacity")
+	fs.DurationVar(&c.NoExecuteAfter, "no-execute-after", c.NoExecuteAfter, "default cluster taint policy: a member NotReady/Unreachable this long is also tainted NoExecute, which moves workloads that do not tolerate it; it arrives this long after detection (0: never taint NoExecute)")
+	fs.DurationVar(&c.SnapshotInterval, "snapshot-interval", c.SnapshotInterval, "how often every member's health is published as one snapshot, for consumers that resync (0: off)")
+	fs.StringVar(&c.TaintPolicyFile, "taint-policy", c.TaintPolicyFile, "file of Karmada ClusterTaintPolicy YAML (policy.karmada.io/v1alpha1, plus Flotilla's spec.addAfterSeconds) replacing the default taint policy and --no-execute-after; see docs/failover.md")
 }

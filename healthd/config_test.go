@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 )
 
 func TestDetectionIsFailureThresholdProbeIntervalsPlusATimeout(t *testing.T) {
@@ -45,5 +48,20 @@ func TestValidateNamesEveryBadField(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), field+":") {
 			t.Errorf("want an error naming %s, got %v", field, err)
 		}
+	}
+}
+
+func TestRegisterFlagsWritesEachFlagIntoTheConfig(t *testing.T) {
+	got := DefaultConfig()
+	fs := pflag.NewFlagSet("healthd", pflag.ContinueOnError)
+	got.RegisterFlags(fs)
+	if err := fs.Parse([]string{"--probe-interval", "1s", "--probe-timeout", "3s", "--failure-threshold", "4", "--success-threshold", "5", "--capacity-interval", "6s", "--no-execute-after", "7s", "--snapshot-interval", "8s", "--taint-policy", "p.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	want.ProbeInterval, want.ProbeTimeout, want.FailureThreshold, want.SuccessThreshold = time.Second, 3*time.Second, 4, 5
+	want.CapacityInterval, want.NoExecuteAfter, want.SnapshotInterval, want.TaintPolicyFile = 6*time.Second, 7*time.Second, 8*time.Second, "p.yaml"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
 	}
 }

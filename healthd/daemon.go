@@ -3,7 +3,6 @@ package healthd
 import (
 	"context"
 	"crypto/x509"
-	"fmt"
 	"sync"
 	"time"
 
@@ -12,8 +11,8 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
-	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
@@ -25,9 +24,10 @@ type Deps struct {
 	Health   *observe.Health
 	Registry prometheus.Registerer
 	// Clock is the time the state machine and the taint policy run on
-	// (when a probe was sent, since, timeAdded, snapshots' takenAt). nil:
-	// time.Now. Probe latencies are measured on the real clock.
-	Clock func() time.Time
+	// (when a probe was sent, since, timeAdded, snapshots' takenAt), and
+	// the tickers of probes, capacity reads and snapshots. nil: clock.Real.
+	// Probe latencies are measured on the real clock.
+	Clock clock.Clock
 	// RootCAs verify the API servers healthd probes anonymously (members it
 	// holds no kubeconfig for). nil: the system's roots, which on Linux
 	// SSL_CERT_FILE and SSL_CERT_DIR extend.
@@ -52,6 +52,15 @@ type Daemon struct {
 // ConsumerName is healthd's durable consumer of registrations.
 const ConsumerName = "healthd-members"
 
+// Consumers are the durable consumers healthd binds (its doc.go table
+// lists what they carry).
+func Consumers(Config) []natsbus.ConsumerSpec {
+	return []natsbus.ConsumerSpec{{Name: ConsumerName, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}}}
+}
+
+// Produces are the event types healthd publishes.
+var Produces = []events.Type{events.TypeClusterHealthChanged, events.TypeClusterHealthSnapshot, events.TypeClusterCapacityReported, events.TypeSealKeyPublished}
+
 // New wires healthd.
 func New(cfg Config, deps Deps) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
@@ -68,9 +77,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 		}
 	}
 	deps.Log = deps.Log.Named("healthd")
-	if deps.Clock == nil {
-		deps.Clock = time.Now
-	}
+	deps.Clock = clock.OrReal(deps.Clock)
 	return &Daemon{cfg: cfg, deps: deps, key: key, taints: taints, metrics: newMetrics(deps.Registry), source: "/healthd/" + cfg.Instance, probers: map[string]*prober{}}, nil
 }
 
@@ -96,10 +103,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.readLastHealth(ctx); err != nil {
 		return err
 	}
-	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.Handle, events.AllMembers); err != nil {
+	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.HandleMember, events.AllMembers); err != nil {
 		return err
 	}
-	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: ConsumerName, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}})
+	c, err := bus.Bind(ctx, Consumers(d.cfg)[0])
 	if err != nil {
 		return err
 	}
@@ -108,10 +115,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.deps.Log.Info("healthd ready", zap.Int("members", len(d.probers)), zap.Duration("probe_interval", d.cfg.ProbeInterval),
 		zap.Duration("detection", d.cfg.Detection()), zap.Duration("no_execute_after", d.cfg.NoExecuteAfter),
 		zap.String("taint_policy", d.cfg.TaintPolicyFile), zap.Int("taint_rules", len(d.taints.Rules)))
-	return c.Run(ctx, d.Handle)
+	return c.Run(ctx, d.HandleMember)
 }
 
-func (d *Daemon) now() time.Time { return d.deps.Clock() }
+func (d *Daemon) now() time.Time { return d.deps.Clock.Now() }
 
 // readLastHealth reads what an earlier run published for every cluster,
 // its last transition and the last snapshot, for RestoreTracker.
@@ -142,46 +149,5 @@ func (d *Daemon) readLastHealth(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.lastHealth = LastHealth(transitions, snap)
-	return nil
-}
-
-// Handle follows registrations: a new or changed cluster gets a fresh prober.
-func (d *Daemon) Handle(ctx context.Context, e events.Event) error {
-	var r events.ClusterRegistration
-	if err := events.Decode(e, &r); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	switch events.Type(e.Type()) {
-	case events.TypeClusterDeregistered:
-		old, counts := d.members.Deregistered(d.probers, r.Name, r.Generation)
-		if !counts {
-			return nil // a registration newer than this deregistration holds
-		}
-		if old != nil {
-			d.metrics.forget(r.Name)
-		}
-		delete(d.lastHealth, r.Name) // a cluster registered again starts afresh
-		return nil
-	case events.TypeClusterRegistered:
-		if !d.members.Registered(d.probers, r.Name, r.Generation) {
-			return nil // older than the cluster's deregistration, or than its prober's registration
-		}
-	default:
-		return events.Permanent(fmt.Errorf("healthd does not handle %q", e.Type()))
-	}
-	taints := d.taints.For(policy.FactsOf(r.Name, r.Labels, r.Spec))
-	tracker, republish := NewTracker(d.cfg.Thresholds(), taints), false
-	if last, found := d.lastHealth[r.Name]; found {
-		tracker, republish = RestoreTracker(d.cfg.Thresholds(), taints, last.Health), last.Unstored
-		delete(d.lastHealth, r.Name)
-	}
-	if old, ok := d.members.Stop(d.probers, r.Name); ok {
-		tracker, republish = old.snapshot(), false
-		tracker.UsePolicy(taints)
-	}
-	p := &prober{d: d, reg: r, tracker: tracker, republish: republish, log: d.deps.Log.With(zap.String("cluster", r.Name))}
-	d.members.Start(ctx, d.probers, r.Name, r.Generation, p)
 	return nil
 }

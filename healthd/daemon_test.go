@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/flotilla-io/flotilla/internal/observe/observetest"
 	"io"
 	"log"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flotilla-io/flotilla/internal/observe/observetest"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"

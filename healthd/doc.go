@@ -12,7 +12,7 @@
 //	Produces  io.flotilla.cluster.health.changed.v1 (transitions only: state, reason or taints changed),
 //	          io.flotilla.cluster.health.snapshot.v1 (every member, every --snapshot-interval),
 //	          io.flotilla.cluster.capacity.reported.v1 (on change)     (FLOTILLA_HEALTH)
-//	          io.flotilla.sealkey.published.v1 (at start)
+//	          io.flotilla.sealkey.published.v1 (at start; FLOTILLA_POLICY)
 //	State     registrations (rebuilt from FLOTILLA_POLICY), probe state in memory,
 //	          resumed at start from each cluster's last health event or its entry
 //	          in the last snapshot, whichever is newer (FLOTILLA_HEALTH)

@@ -122,7 +122,7 @@ func probeClient(rc *rest.Config) (rest.Interface, error) {
 
 // loop runs step every ProbeInterval until ctx is done.
 func (p *prober) loop(ctx context.Context, fetch func(context.Context) ProbeResult) {
-	tick := time.NewTicker(p.d.cfg.ProbeInterval)
+	tick := p.d.deps.Clock.NewTicker(p.d.cfg.ProbeInterval)
 	defer tick.Stop()
 	for {
 		if !p.step(ctx, fetch) {
@@ -131,7 +131,7 @@ func (p *prober) loop(ctx context.Context, fetch func(context.Context) ProbeResu
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 		}
 	}
 }
@@ -218,7 +218,7 @@ func (p *prober) publishHealth(ctx context.Context) {
 // readCapacity reports capacity every CapacityInterval while the cluster
 // is Ready.
 func (p *prober) readCapacity(ctx context.Context, client kubernetes.Interface) {
-	tick := time.NewTicker(p.d.cfg.CapacityInterval)
+	tick := p.d.deps.Clock.NewTicker(p.d.cfg.CapacityInterval)
 	defer tick.Stop()
 	for {
 		p.mu.Lock()
@@ -232,7 +232,7 @@ func (p *prober) readCapacity(ctx context.Context, client kubernetes.Interface) 
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 		}
 	}
 }

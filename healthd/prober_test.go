@@ -18,6 +18,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/clock"
 )
 
 // fakeClock is the daemon's clock in tests: it moves only when told to.
@@ -182,9 +183,9 @@ spec:
 	}
 	cfg := testConfig(t)
 	cfg.TaintPolicyFile = file
-	clock := &fakeClock{now: t0}
+	clk := &fakeClock{now: t0}
 	s := watch(t, bus)
-	stop := startWith(t, cfg, Deps{Bus: bus, Registry: prometheus.NewRegistry(), Clock: clock.Now})
+	stop := startWith(t, cfg, Deps{Bus: bus, Registry: prometheus.NewRegistry(), Clock: clock.Func(clk.Now)})
 	defer stop()
 
 	unknown := await(t, s, events.TypeClusterHealthChanged, "pull Unknown", func(h events.ClusterHealth) bool { return h.Cluster == "pull" })
@@ -192,12 +193,12 @@ spec:
 		t.Fatalf("want %s (NoCredentials)\ngot  %s (%s)", want, got, unknown.Reason)
 	}
 	// The rule holds from +0s; the prober's ticks must see +59s, then +61s.
-	clock.Advance(59 * time.Second)
+	clk.Advance(59 * time.Second)
 	await(t, s, events.TypeClusterHealthSnapshot, "a snapshot at +59s", func(hs events.HealthSnapshot) bool { return hs.TakenAt.Equal(t0.Add(59 * time.Second)) })
 	if n := count(s, events.TypeClusterHealthChanged); n != 1 {
 		t.Fatalf("before addAfterSeconds nothing changes: %d transitions", n)
 	}
-	clock.Advance(2 * time.Second)
+	clk.Advance(2 * time.Second)
 	tainted := await(t, s, events.TypeClusterHealthChanged, "pull tainted by the rule", func(h events.ClusterHealth) bool {
 		return h.Cluster == "pull" && len(h.Taints) == 2
 	})
@@ -246,9 +247,9 @@ func TestARestartResumesFromTheSnapshotWhenTheLastTransitionWasNotStored(t *test
 
 	cfg := testConfig(t)
 	cfg.CredentialsKey = keyPath
-	clock := &fakeClock{now: at(400)} // 400s after Unreachable: the restored transition alone would stamp NoExecute now
+	clk := &fakeClock{now: at(400)} // 400s after Unreachable: the restored transition alone would stamp NoExecute now
 	s := watch(t, bus)
-	stop := startWith(t, cfg, Deps{Bus: bus, Registry: prometheus.NewRegistry(), Clock: clock.Now})
+	stop := startWith(t, cfg, Deps{Bus: bus, Registry: prometheus.NewRegistry(), Clock: clock.Func(clk.Now)})
 	defer stop()
 
 	again := await(t, s, events.TypeClusterHealthChanged, "member1's health published again by the restarted healthd", func(h events.ClusterHealth) bool {

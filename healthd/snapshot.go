@@ -45,13 +45,13 @@ func (d *Daemon) publishSnapshots(ctx context.Context) {
 	if d.cfg.SnapshotInterval <= 0 {
 		return
 	}
-	tick := time.NewTicker(d.cfg.SnapshotInterval)
+	tick := d.deps.Clock.NewTicker(d.cfg.SnapshotInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-tick.C():
 		}
 		if err := d.publishSnapshot(ctx, d.snapshot(d.now())); err != nil && ctx.Err() == nil {
 			d.deps.Log.Warn("publish health snapshot", zap.Error(err))

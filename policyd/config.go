@@ -3,6 +3,8 @@ package policyd
 import (
 	"errors"
 	"fmt"
+
+	"github.com/spf13/pflag"
 )
 
 // Config of policyd.
@@ -29,4 +31,12 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("maxReplicas: %d is negative (0 means no limit)", c.MaxReplicas))
 	}
 	return errors.Join(errs...)
+}
+
+// RegisterFlags registers policyd's own flags on fs, with c's values as
+// their defaults and c's fields as their destinations. The process's flags
+// (--instance, --metrics-addr) are the command's: `flotilla up` runs four
+// daemons under one set of them.
+func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
+	fs.Int32Var(&c.MaxReplicas, "max-replicas", c.MaxReplicas, "reject a template whose replicas (spec.replicas of a Deployment, StatefulSet or ReplicaSet, spec.parallelism of a Job) exceed this, with an object.rejected event giving the reason, instead of placing it (0: no limit; docs/policy.md)")
 }

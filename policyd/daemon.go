@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
 
@@ -16,6 +18,10 @@ type Deps struct {
 	Bus    *natsbus.Bus
 	Log    *zap.Logger
 	Health *observe.Health
+	// Registry takes policyd's metrics; nil: not registered.
+	Registry prometheus.Registerer
+	// Clock stamps accepted and removed records; nil: clock.Real.
+	Clock clock.Clock
 }
 
 // Daemon is policyd.
@@ -30,6 +36,19 @@ type Daemon struct {
 // policyd runs as one active instance.
 const ConsumerName = "policyd-input"
 
+// Consumers are the durable consumers policyd binds (its doc.go table
+// lists what they carry).
+func Consumers(Config) []natsbus.ConsumerSpec {
+	return []natsbus.ConsumerSpec{{Name: ConsumerName, Stream: events.StreamInput, Subjects: []string{events.AllInput}}}
+}
+
+// Produces are the event types policyd publishes.
+var Produces = []events.Type{
+	events.TypeObjectAccepted, events.TypeObjectRemoved, events.TypeObjectRejected,
+	events.TypeBindingChanged, events.TypeBindingRemoved,
+	events.TypeClusterRegistered, events.TypeClusterDeregistered,
+}
+
 // New wires policyd.
 func New(cfg Config, deps Deps) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
@@ -39,6 +58,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	deps.Log = log
 	h := NewHandler(deps.Bus, cfg.Instance, log)
 	h.maxReplicas = cfg.MaxReplicas
+	h.clock, h.metrics = clock.OrReal(deps.Clock), newMetrics(deps.Registry)
 	return &Daemon{cfg: cfg, deps: deps, h: h}, nil
 }
 
@@ -50,7 +70,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.rebuild(ctx); err != nil {
 		return fmt.Errorf("policyd rebuild: %w", err)
 	}
-	c, err := d.deps.Bus.Bind(ctx, natsbus.ConsumerSpec{Name: ConsumerName, Stream: events.StreamInput, Subjects: []string{events.AllInput}})
+	c, err := d.deps.Bus.Bind(ctx, Consumers(d.cfg)[0])
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,8 @@
 // override policies the way Karmada does, and publishes the result.
 //
 //	Consumes  io.flotilla.object.applied.v1, io.flotilla.object.deleted.v1,
-//	          io.flotilla.secret.sealed.v1                (FLOTILLA_INPUT, consumer policyd-input)
+//	          io.flotilla.secret.sealed.v1,
+//	          io.flotilla.reschedule.requested.v1         (FLOTILLA_INPUT, consumer policyd-input)
 //	Produces  io.flotilla.object.accepted|removed|rejected.v1,
 //	          io.flotilla.binding.changed|removed.v1,
 //	          io.flotilla.cluster.registered|deregistered.v1   (FLOTILLA_POLICY)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/policyd/binding"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
@@ -23,15 +24,19 @@ type Handler struct {
 	source string
 	log    *zap.Logger
 	st     *state
-	now    func() time.Time
+	clock  clock.Clock
+	// metrics counts outcomes; never nil.
+	metrics *metrics
 	// maxReplicas is Config.MaxReplicas (0: no limit).
 	maxReplicas int32
 }
 
 // NewHandler returns a handler with empty state.
 func NewHandler(pub events.Publisher, instance string, log *zap.Logger) *Handler {
-	return &Handler{pub: pub, source: "/policyd/" + instance, log: log, st: newState(), now: time.Now}
+	return &Handler{pub: pub, source: "/policyd/" + instance, log: log, st: newState(), clock: clock.Real, metrics: newMetrics(nil)}
 }
+
+func (h *Handler) now() time.Time { return h.clock.Now() }
 
 // Handle dispatches one input event.
 func (h *Handler) Handle(ctx context.Context, e events.Event) error {
@@ -66,17 +71,21 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + policy.CredentialsNamespace + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
 	}
 	if len(errs) > 0 {
-		return h.reject(ctx, e, key, errs)
+		return h.reject(ctx, e, key, role, errs)
 	}
 	raw, _ := events.MarshalJSON(doc.Object)
 	rec := events.ObjectRecord{Key: key, APIVersion: doc.APIVersion, Object: raw, Role: role, Generation: 1, UpdatedAt: h.now().UTC()}
 	for _, w := range warns {
 		rec.Warnings = append(rec.Warnings, validation.Format(w))
 	}
-	return h.accept(ctx, e, rec, doc.Object)
+	if err := h.accept(ctx, e, rec, doc.Object); err != nil {
+		return err
+	}
+	h.metrics.objects.WithLabelValues(role, "accepted").Inc()
+	return nil
 }
 
-func (h *Handler) reject(ctx context.Context, cause events.Event, key events.ObjectKey, problems []events.FieldError) error {
+func (h *Handler) reject(ctx context.Context, cause events.Event, key events.ObjectKey, role string, problems []events.FieldError) error {
 	out, err := events.NewWithID(events.DeterministicID("rejected", cause.ID()), events.TypeObjectRejected, h.source, key.String(), events.Rejection{Key: key, Problems: problems})
 	if err != nil {
 		return err
@@ -85,6 +94,7 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 	if err := events.PublishEffect(ctx, h.pub, events.RejectedSubject(key), out); err != nil {
 		return err
 	}
+	h.metrics.objects.WithLabelValues(role, "rejected").Inc()
 	msgs := make([]string, 0, len(problems))
 	for _, p := range problems {
 		msgs = append(msgs, validation.Format(p))
@@ -209,6 +219,7 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 		events.DeterministicID("removed", key.String(), fmt.Sprint(rec.Generation), e.ID()), removed); err != nil {
 		return err
 	}
+	h.metrics.objects.WithLabelValues(removed.Role, "removed").Inc()
 	if !ok {
 		return nil
 	}
@@ -251,7 +262,11 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 	}
 	raw, _ := events.MarshalJSON(s)
 	key := events.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}
-	return h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: events.RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()}, nil)
+	if err := h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: events.RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()}, nil); err != nil {
+		return err
+	}
+	h.metrics.objects.WithLabelValues(events.RoleCredentials, "accepted").Inc()
+	return nil
 }
 
 // HandleRescheduleRequested republishes a template's binding with
@@ -277,6 +292,7 @@ func (h *Handler) HandleRescheduleRequested(ctx context.Context, e events.Event)
 		return err
 	}
 	h.st.bindings[key], h.st.bindingCause[key] = b, e.ID()
+	h.metrics.bindings.WithLabelValues("changed").Inc()
 	return nil
 }
 
@@ -312,6 +328,7 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 		return false, err
 	}
 	h.st.bindings[key], h.st.bindingLive[key], h.st.bindingCause[key] = b, true, cause.ID()
+	h.metrics.bindings.WithLabelValues("changed").Inc()
 	return true, nil
 }
 
@@ -353,6 +370,7 @@ func (h *Handler) unbind(ctx context.Context, cause events.Event, key events.Obj
 		return err
 	}
 	h.st.bindings[key], h.st.bindingLive[key], h.st.bindingCause[key] = b, false, cause.ID()
+	h.metrics.bindings.WithLabelValues("removed").Inc()
 	return nil
 }
 

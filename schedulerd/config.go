@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 // Config of schedulerd.
@@ -36,4 +38,13 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("failover-tick: must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// RegisterFlags registers schedulerd's own flags on fs, with c's values
+// as their defaults and c's fields as their destinations. The process's
+// flags (--instance, --metrics-addr) are the command's.
+func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
+	fs.Float64Var(&c.Evictions.PerSecond, "eviction-rate", c.Evictions.PerSecond, "failover evictions per second at most, so an outage does not stampede the remaining clusters (0: no limit)")
+	fs.IntVar(&c.Evictions.Burst, "eviction-burst", c.Evictions.Burst, "evictions allowed at once before --eviction-rate applies")
+	fs.DurationVar(&c.FailoverTick, "failover-tick", c.FailoverTick, "how often tolerations, grace periods and deferred evictions are checked")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/internal/observe"
 	"github.com/flotilla-io/flotilla/schedulerd/core"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins"
@@ -23,6 +24,9 @@ type Deps struct {
 	Log      *zap.Logger
 	Health   *observe.Health
 	Registry prometheus.Registerer
+	// Clock is the time of decisions, tolerations and grace periods, and
+	// of the failover ticker; nil: clock.Real.
+	Clock clock.Clock
 }
 
 // Daemon is schedulerd.
@@ -41,6 +45,19 @@ const (
 	WorkConsumer = "schedulerd-work"
 )
 
+// Consumers are the durable consumers schedulerd binds, in the order Run
+// binds them (its doc.go table lists what they carry).
+func Consumers(Config) []natsbus.ConsumerSpec {
+	return []natsbus.ConsumerSpec{
+		{Name: PolicyConsumer, Stream: events.StreamPolicy, Subjects: []string{events.AllBindings, events.AllMembers}},
+		{Name: HealthConsumer, Stream: events.StreamHealth, Subjects: []string{events.AllHealth, events.AllCapacity, events.HealthSnapshotSubject}},
+		{Name: WorkConsumer, Stream: events.StreamWork, Subjects: []string{events.AllWork}},
+	}
+}
+
+// Produces are the event types schedulerd publishes.
+var Produces = []events.Type{events.TypePlacementDecided, events.TypePlacementRemoved, events.TypeFailoverEvicted, events.TypeFailoverPurged}
+
 // New wires schedulerd.
 func New(cfg Config, deps Deps) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
@@ -50,6 +67,8 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	h := NewHandler(deps.Bus, cfg.Instance, core.New(plugins.DefaultProfile()), newMetrics(deps.Registry))
 	h.SetEvictionLimit(cfg.Evictions)
 	h.SetLogger(deps.Log)
+	deps.Clock = clock.OrReal(deps.Clock)
+	h.clock = deps.Clock
 	return &Daemon{cfg: cfg, deps: deps, h: h}, nil
 }
 
@@ -65,26 +84,22 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.h.CatchUp(ctx); err != nil {
 		return err
 	}
-	pc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: PolicyConsumer, Stream: events.StreamPolicy, Subjects: []string{events.AllBindings, events.AllMembers}})
-	if err != nil {
-		return err
+	var consumers []*natsbus.Consumer
+	for _, spec := range Consumers(d.cfg) {
+		c, err := bus.Bind(ctx, spec)
+		if err != nil {
+			return err
+		}
+		consumers = append(consumers, c)
 	}
-	hc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: HealthConsumer, Stream: events.StreamHealth, Subjects: []string{events.AllHealth, events.AllCapacity, events.HealthSnapshotSubject}})
-	if err != nil {
-		return err
+	for i, spec := range Consumers(d.cfg) {
+		d.deps.Health.Add("consumer "+spec.Name, consumers[i].Ready)
 	}
-	wc, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: WorkConsumer, Stream: events.StreamWork, Subjects: []string{events.AllWork}})
-	if err != nil {
-		return err
-	}
-	d.deps.Health.Add("consumer "+PolicyConsumer, pc.Ready)
-	d.deps.Health.Add("consumer "+HealthConsumer, hc.Ready)
-	d.deps.Health.Add("consumer "+WorkConsumer, wc.Ready)
-	d.deps.Log.Info("schedulerd ready", zap.Int("members", len(d.h.members)), zap.Int("bindings", len(d.h.bindings)))
+	d.deps.Log.Info("schedulerd ready", zap.Int("members", len(d.h.members.byName)), zap.Int("bindings", len(d.h.book.bindings)))
 	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return pc.Run(ctx, d.h.Handle) })
-	g.Go(func() error { return hc.Run(ctx, d.h.Handle) })
-	g.Go(func() error { return wc.Run(ctx, d.h.Handle) })
+	for _, c := range consumers {
+		g.Go(func() error { return c.Run(ctx, d.h.Handle) })
+	}
 	g.Go(func() error { return d.tick(ctx) })
 	return g.Wait()
 }
@@ -92,13 +107,13 @@ func (d *Daemon) Run(ctx context.Context) error {
 // tick runs the failover clock: due tolerations, grace periods and
 // deferred evictions. A failed publish is retried on the next tick.
 func (d *Daemon) tick(ctx context.Context) error {
-	t := time.NewTicker(d.cfg.FailoverTick)
+	t := d.deps.Clock.NewTicker(d.cfg.FailoverTick)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-t.C():
 		}
 		if err := d.h.Tick(ctx); err != nil && ctx.Err() == nil {
 			d.deps.Log.Warn("failover tick", zap.Error(err))
@@ -112,7 +127,7 @@ func (d *Daemon) tick(ctx context.Context) error {
 // placement carries an eviction.
 func (d *Daemon) recoverHistory(ctx context.Context) error {
 	evicted := false
-	for _, p := range d.h.placements {
+	for _, p := range d.h.book.placements {
 		if len(p.Evictions) > 0 {
 			evicted = true
 			break
@@ -168,30 +183,30 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 		}
 		switch events.Type(m.Event.Type()) {
 		case events.TypeClusterRegistered:
-			h.member(r.Name).reg = r
+			h.members.get(r.Name).reg = r
 		case events.TypeClusterDeregistered:
-			h.forget(r)
+			h.members.forget(r)
 		}
 	})
 	read(events.StreamHealth, events.AllHealth, func(m natsbus.Message) {
 		var c events.ClusterHealth
 		if events.Decode(m.Event, &c) == nil {
-			h.member(c.Cluster).health = &c
+			h.members.get(c.Cluster).health = &c
 		}
 	})
 	read(events.StreamHealth, events.AllCapacity, func(m natsbus.Message) {
 		var c events.ClusterCapacity
 		if events.Decode(m.Event, &c) == nil {
-			h.member(c.Cluster).capacity = &c
+			h.members.get(c.Cluster).capacity = &c
 		}
 	})
 	read(events.StreamPolicy, events.AllBindings, func(m natsbus.Message) {
 		if events.Type(m.Event.Type()) != events.TypeBindingChanged {
 			return
 		}
-		if b, err := h.specs.DecodeBinding(m.Event); err == nil {
+		if b, err := h.book.specs.DecodeBinding(m.Event); err == nil {
 			b.Reencode() // not deciding now: keep the fields only
-			h.bindings[b.Key] = b
+			h.book.bindings[b.Key] = b
 		}
 	})
 	read(events.StreamWork, events.AllWork, func(m natsbus.Message) {
@@ -203,21 +218,17 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 	read(events.StreamPlacement, events.AllPlacements, func(m natsbus.Message) {
 		var p events.PlacementDecision
 		if events.Type(m.Event.Type()) == events.TypePlacementDecided && events.Decode(m.Event, &p) == nil {
-			h.placements[p.Key] = remembered(p)
+			h.book.placements[p.Key] = remembered(p)
 		}
 	})
-	h.snap, h.view = nil, nil
+	h.members.changed()
 	// Every placed template's failover rules are looked at on the first tick.
 	now := h.now()
-	for k := range h.placements {
-		h.due[k] = now
+	for k := range h.book.placements {
+		h.queue.due[k] = now
 	}
 	errs = append(errs, d.recoverHistory(ctx))
 	// Members known only from health reports (deregistered) are dropped.
-	for n, m := range h.members {
-		if m.reg.Generation == 0 {
-			delete(h.members, n)
-		}
-	}
+	h.members.dropUnregistered()
 	return errors.Join(errs...)
 }

@@ -6,9 +6,14 @@
 //
 //	Consumes  io.flotilla.binding.changed|removed.v1,
 //	          io.flotilla.cluster.registered|deregistered.v1   (FLOTILLA_POLICY, consumer schedulerd-policy)
-//	          io.flotilla.cluster.health.changed.v1,
+//	          io.flotilla.cluster.health.changed|snapshot.v1,
 //	          io.flotilla.cluster.capacity.reported.v1         (FLOTILLA_HEALTH, consumer schedulerd-health)
-//	Produces  io.flotilla.placement.decided|removed.v1          (FLOTILLA_PLACEMENT)
-//	State     members, bindings and last placements, rebuilt at start from the
-//	          streams (latest message per subject)
+//	          io.flotilla.work.status.changed.v1,
+//	          io.flotilla.work.deleted.v1                      (FLOTILLA_WORK, consumer schedulerd-work)
+//	Produces  io.flotilla.placement.decided|removed.v1,
+//	          io.flotilla.failover.evicted|purged.v1            (FLOTILLA_PLACEMENT)
+//	State     members, bindings, last placements and each template's work
+//	          health per cluster, rebuilt at start from the streams (latest
+//	          message per subject); failover records the placements imply and
+//	          the stream lacks are sent again
 package schedulerd

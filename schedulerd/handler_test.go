@@ -110,7 +110,7 @@ func TestCatchUpSchedulesBindingsACrashLeftWithoutPlacement(t *testing.T) {
 	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
 	join(t, h, "cluster1", true)
 	// As after a restart: the binding is known from the rebuild, its placement is not.
-	h.bindings[key] = weighted(3, 4, map[string]int64{"cluster1": 1})
+	h.book.bindings[key] = weighted(3, 4, map[string]int64{"cluster1": 1})
 	if err := h.CatchUp(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestClusterAffinitiesResumeAtTheObservedTermUntilARescheduleRestartsThem(t 
 // (older generation) does not bring the member back; the cluster applied
 // again (a newer generation) does.
 func TestAStaleRegistrationAfterADeregistrationDoesNotReviveTheMember(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
 	ctx := context.Background()
 	reg := func(gen int64) events.ClusterRegistration {
@@ -169,7 +169,7 @@ func TestAStaleRegistrationAfterADeregistrationDoesNotReviveTheMember(t *testing
 	}
 	names := func() []string {
 		var out []string
-		for _, c := range h.snapshot() {
+		for _, c := range h.members.clusters(h.reserved.reservedFor) {
 			out = append(out, c.Name)
 		}
 		return out
@@ -207,7 +207,7 @@ func TestAStaleRegistrationAfterADeregistrationDoesNotReviveTheMember(t *testing
 // decision from the same cause keeps its id, so a redelivery is still
 // dropped.
 func TestAPlacementReturningToAnEarlierOneIsANewEvent(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
 	ctx := context.Background()
 	spec := &policy.PropagationSpec{Placement: policy.Placement{ClusterAffinity: &policy.ClusterAffinity{ClusterNames: []string{"cluster1", "cluster2", "cluster3"}}}}

@@ -36,7 +36,7 @@ func (p *historyOutage) Publish(ctx context.Context, subject string, e events.Ev
 // The placement that evicts is stored but its history record is not: the
 // record is owed and sent on the next tick, once.
 func TestAFailoverRecordWhosePublishFailedIsSentOnTheNextTick(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
 	pub := &historyOutage{Recorder: rec, down: true}
 	h.pub = pub

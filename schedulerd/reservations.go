@@ -76,10 +76,10 @@ type reservations struct {
 	// changed: clusters whose total changed since the shared snapshot
 	// last took them in.
 	changed map[string]bool
-	// running: per cluster, the templates whose reservation there runs
+	// runningIn: per cluster, the templates whose reservation there runs
 	// (executord reported it), which the cluster's next capacity report
 	// releases; the only ones a report has to look at.
-	running map[string]map[events.ObjectKey]bool
+	runningIn map[string]map[events.ObjectKey]bool
 	// oldest is at most the oldest reservation's time: before it is
 	// ReservationTTL old, no reservation can have expired and nothing is
 	// scanned. lastSweep bounds full scans to one a second.
@@ -88,7 +88,7 @@ type reservations struct {
 
 func newReservations() reservations {
 	return reservations{byTemplate: map[events.ObjectKey]*templateReservations{}, totals: map[string]map[corev1.ResourceName]int64{},
-		counts: map[string]int{}, changed: map[string]bool{}, running: map[string]map[events.ObjectKey]bool{}}
+		counts: map[string]int{}, changed: map[string]bool{}, runningIn: map[string]map[events.ObjectKey]bool{}}
 }
 
 // count is the number of templates with replicas reserved in cluster.
@@ -130,7 +130,7 @@ func (rs *reservations) remove(cluster string, k events.ObjectKey) {
 	}
 	rs.addToTotal(cluster, t.perReplica, -r.replicas)
 	delete(t.byCluster, cluster)
-	if run := rs.running[cluster]; run != nil {
+	if run := rs.runningIn[cluster]; run != nil {
 		delete(run, k)
 	}
 	if len(t.byCluster) == 0 {
@@ -143,32 +143,31 @@ func (rs *reservations) remove(cluster string, k events.ObjectKey) {
 }
 
 // reserve records a placement's change of replicas per cluster for a
-// template with known requests.
-func (h *Handler) reserve(b events.Binding, before, after []events.TargetCluster) {
+// template with known requests, at now.
+func (rs *reservations) reserve(b events.Binding, before, after []events.TargetCluster, now time.Time) {
 	if len(b.ReplicaRequirements) == 0 {
 		return
 	}
-	now := h.now()
 	had := make(map[string]int32, len(before))
 	for _, o := range before {
 		had[o.Name] = o.Replicas
 	}
 	for _, c := range after {
 		if delta := c.Replicas - had[c.Name]; delta != 0 {
-			h.adjustReservation(c.Name, b.Key, delta, b.ReplicaRequirements, now)
+			rs.adjust(c.Name, b.Key, delta, b.ReplicaRequirements, now)
 		}
 		delete(had, c.Name)
 	}
 	for name, n := range had { // clusters the placement left
-		h.adjustReservation(name, b.Key, -n, b.ReplicaRequirements, now)
+		rs.adjust(name, b.Key, -n, b.ReplicaRequirements, now)
 	}
 }
 
-func (h *Handler) adjustReservation(cluster string, k events.ObjectKey, delta int32, per corev1.ResourceList, now time.Time) {
+// adjust changes k's reservation in cluster by delta replicas of per.
+func (rs *reservations) adjust(cluster string, k events.ObjectKey, delta int32, per corev1.ResourceList, now time.Time) {
 	if delta == 0 {
 		return
 	}
-	rs := &h.reserved
 	t := rs.byTemplate[k]
 	var r *reservation
 	if t != nil {
@@ -198,7 +197,7 @@ func (h *Handler) adjustReservation(cluster string, k events.ObjectKey, delta in
 	r.replicas += delta
 	rs.addToTotal(cluster, t.perReplica, delta)
 	r.at, r.runningAt = now, time.Time{}
-	if run := rs.running[cluster]; run != nil {
+	if run := rs.runningIn[cluster]; run != nil {
 		delete(run, k)
 	}
 	if rs.oldest.IsZero() || now.Before(rs.oldest) {
@@ -206,37 +205,37 @@ func (h *Handler) adjustReservation(cluster string, k events.ObjectKey, delta in
 	}
 }
 
-// dropReservations forgets a template's reservations (its placement was removed).
-func (h *Handler) dropReservations(k events.ObjectKey) {
-	t := h.reserved.byTemplate[k]
+// drop forgets a template's reservations (its placement was removed).
+func (rs *reservations) drop(k events.ObjectKey) {
+	t := rs.byTemplate[k]
 	if t == nil {
 		return
 	}
 	for _, cluster := range slices.Collect(maps.Keys(t.byCluster)) {
-		h.reserved.remove(cluster, k)
+		rs.remove(cluster, k)
 	}
 }
 
-// reservationRunning notes that executord reports a template's replicas
-// available in a cluster.
-func (h *Handler) reservationRunning(st events.WorkStatus) {
-	r := h.reserved.find(st.Cluster, st.Key)
+// running notes that executord reports a template's replicas available
+// in a cluster; p is the template's placement (zero: not placed).
+func (rs *reservations) running(st events.WorkStatus, p events.PlacementDecision) {
+	r := rs.find(st.Cluster, st.Key)
 	if r == nil || !r.runningAt.IsZero() || st.UpdatedAt.Before(r.at) {
 		return // none, already running, or a report from before the placement
 	}
 	// The cluster's whole share must run, not just as many as were added.
 	want := int32(0)
-	for _, tc := range h.placements[st.Key].Clusters {
+	for _, tc := range p.Clusters {
 		if tc.Name == st.Cluster {
 			want = tc.Replicas
 		}
 	}
 	if want > 0 && (st.AvailableReplicas >= want || st.ReadyReplicas >= want) {
 		r.runningAt = st.UpdatedAt
-		run := h.reserved.running[st.Cluster]
+		run := rs.runningIn[st.Cluster]
 		if run == nil {
 			run = map[events.ObjectKey]bool{}
-			h.reserved.running[st.Cluster] = run
+			rs.runningIn[st.Cluster] = run
 		}
 		run[st.Key] = true
 	}
@@ -245,14 +244,12 @@ func (h *Handler) reservationRunning(st events.WorkStatus) {
 // releaseReported drops the reservations a cluster's capacity report now
 // covers (running ones the report observed after they ran), and every
 // expired one.
-func (h *Handler) releaseReported(rep events.ClusterCapacity) {
-	rs := &h.reserved
-	for k := range rs.running[rep.Cluster] {
+func (rs *reservations) releaseReported(rep events.ClusterCapacity, now time.Time) {
+	for k := range rs.runningIn[rep.Cluster] {
 		if r := rs.find(rep.Cluster, k); r != nil && rep.ObservedAt.After(r.runningAt) {
 			rs.remove(rep.Cluster, k)
 		}
 	}
-	now := h.now()
 	if rs.oldest.IsZero() || now.Sub(rs.oldest) <= ReservationTTL || now.Sub(rs.lastSweep) < time.Second {
 		return
 	}
@@ -278,9 +275,9 @@ func (h *Handler) releaseReported(rep events.ClusterCapacity) {
 }
 
 // reservedFor adds a cluster's reservations to its reported Allocating.
-func (h *Handler) reservedFor(cluster string, base corev1.ResourceList) corev1.ResourceList {
-	total := h.reserved.totals[cluster]
-	if h.reserved.counts[cluster] == 0 || total == nil {
+func (rs *reservations) reservedFor(cluster string, base corev1.ResourceList) corev1.ResourceList {
+	total := rs.totals[cluster]
+	if rs.counts[cluster] == 0 || total == nil {
 		return base
 	}
 	out := base.DeepCopy()

@@ -34,7 +34,7 @@ func dynamicBinding(name string, replicas int32, rev int64) events.Binding {
 }
 
 func TestPlacedReplicasCountAgainstACapacityTheMemberHasNotReportedYet(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2")
 	capacityOf(t, h, "cluster1", "0", clk.t)
 	capacityOf(t, h, "cluster2", "0", clk.t)
@@ -88,7 +88,7 @@ func TestPlacedReplicasCountAgainstACapacityTheMemberHasNotReportedYet(t *testin
 }
 
 func TestAReservationExpiresWhenItsReplicasNeverStart(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
 	capacityOf(t, h, "cluster1", "0", clk.t)
 	capacityOf(t, h, "cluster2", "0", clk.t)
@@ -111,7 +111,7 @@ func TestAReservationExpiresWhenItsReplicasNeverStart(t *testing.T) {
 }
 
 func TestAScaleUpStaysReservedUntilTheWholeShareRuns(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
 	capacityOf(t, h, "cluster1", "0", clk.t)
 	capacityOf(t, h, "cluster2", "0", clk.t)
@@ -124,7 +124,7 @@ func TestAScaleUpStaysReservedUntilTheWholeShareRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	share := map[string]int32{}
-	for _, c := range h.placements[dynamicBinding("a", 10, 2).Key].Clusters {
+	for _, c := range h.book.placements[dynamicBinding("a", 10, 2).Key].Clusters {
 		share[c.Name] = c.Replicas
 	}
 	// cluster1 still reports only its old 2 replicas available.
@@ -145,7 +145,7 @@ func TestAScaleUpStaysReservedUntilTheWholeShareRuns(t *testing.T) {
 // removals: checked against a model of its own (cluster -> template ->
 // replicas) and each template's requests as Quantities.
 func TestAClustersReservedTotalIsAlwaysTheSumOfItsReservations(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
 	per := []corev1.ResourceList{
 		{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
@@ -160,13 +160,13 @@ func TestAClustersReservedTotalIsAlwaysTheSumOfItsReservations(t *testing.T) {
 		k := events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: string(rune('a' + next(20)))}
 		cluster := []string{"cluster1", "cluster2"}[next(2)]
 		if next(10) == 0 {
-			h.dropReservations(k)
+			h.reserved.drop(k)
 			delete(model["cluster1"], k)
 			delete(model["cluster2"], k)
 		} else {
 			delta := int32(next(9) - 4)
 			clk.t = clk.t.Add(time.Second)
-			h.adjustReservation(cluster, k, delta, perOf(k), clk.t)
+			h.reserved.adjust(cluster, k, delta, perOf(k), clk.t)
 			if n, ok := model[cluster][k]; ok || delta > 0 {
 				if n += delta; n > 0 {
 					model[cluster][k] = n
@@ -193,7 +193,7 @@ func TestAClustersReservedTotalIsAlwaysTheSumOfItsReservations(t *testing.T) {
 			if got := h.reserved.count(c); got != len(model[c]) {
 				t.Fatalf("step %d: %s has %d reservations, the model %d", step, c, got, len(model[c]))
 			}
-			got := h.reservedFor(c, nil)
+			got := h.reserved.reservedFor(c, nil)
 			for name, q := range want {
 				if g := got[name]; g.Cmp(q) != 0 {
 					t.Fatalf("step %d: %s reserved %s = %s, the reservations sum to %s", step, c, name, g.String(), q.String())
@@ -214,7 +214,7 @@ func TestAClustersReservedTotalIsAlwaysTheSumOfItsReservations(t *testing.T) {
 // Bindings of one policy with equal specs share one decoded spec; a changed
 // spec is its own and becomes the one later bindings share.
 func TestBindingsOfOnePolicyShareTheirSpec(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, _ := newFailoverHandler(t, clk, "cluster1", "cluster2")
 	ctx := context.Background()
 	ref := &events.PolicyRef{Kind: "PropagationPolicy", Namespace: "default", Name: "p"}
@@ -227,7 +227,7 @@ func TestBindingsOfOnePolicyShareTheirSpec(t *testing.T) {
 		if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
 			t.Fatal(err)
 		}
-		return h.bindings[b.Key]
+		return h.book.bindings[b.Key]
 	}
 	a, b := send("a", 1, false), send("b", 1, false)
 	if a.Spec != b.Spec {
@@ -240,7 +240,7 @@ func TestBindingsOfOnePolicyShareTheirSpec(t *testing.T) {
 	if d := send("d", 1, true); d.Spec != c.Spec {
 		t.Fatal("the changed spec must be the one shared from then on")
 	}
-	if a2 := h.bindings[a.Key]; a2.Spec.Placement.ReplicaScheduling.WeightPreference.StaticWeightList != nil {
+	if a2 := h.book.bindings[a.Key]; a2.Spec.Placement.ReplicaScheduling.WeightPreference.StaticWeightList != nil {
 		t.Fatal("an earlier binding must keep the spec it was decided with")
 	}
 }
@@ -250,14 +250,14 @@ func TestBindingsOfOnePolicyShareTheirSpec(t *testing.T) {
 // snapshot before every decision gives.
 func TestIncrementalCapacityUpdatesPlaceAsAFullRebuild(t *testing.T) {
 	run := func(rebuild bool) []string {
-		clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+		clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 		h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2")
 		capacityOf(t, h, "cluster1", "200m", clk.t)
 		capacityOf(t, h, "cluster2", "0", clk.t)
 		ctx := context.Background()
 		for i := range 12 {
 			if rebuild {
-				h.snap = nil
+				h.members.snap = nil
 			}
 			b := dynamicBinding(string(rune('a'+i)), int32(1+i%4), 1)
 			if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
@@ -265,7 +265,7 @@ func TestIncrementalCapacityUpdatesPlaceAsAFullRebuild(t *testing.T) {
 			}
 			if i == 5 { // a removal releases capacity in the middle
 				if rebuild {
-					h.snap = nil
+					h.members.snap = nil
 				}
 				if err := h.Handle(ctx, ev(t, events.TypeBindingRemoved, dynamicBinding("b", 2, 2))); err != nil {
 					t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
@@ -24,15 +25,21 @@ import (
 	"github.com/flotilla-io/flotilla/schedulerd"
 )
 
-// daemonFlags are the settings of the four daemons.
+// daemonFlags are the settings of the daemons one process runs: the
+// process's own (instance, metrics address, credentials key) and each
+// daemon's Config, whose flags the daemon registers itself.
 type daemonFlags struct {
 	instance       string
 	metricsAddr    string
 	credentialsKey string
-	maxReplicas    int32
+	policy         policyd.Config
+	sched          schedulerd.Config
 	health         healthd.Config
 	exec           executord.Config
-	sched          schedulerd.Config
+}
+
+func newDaemonFlags() *daemonFlags {
+	return &daemonFlags{policy: policyd.DefaultConfig(), sched: schedulerd.DefaultConfig(), health: healthd.DefaultConfig(), exec: executord.DefaultConfig()}
 }
 
 func defaultCredentialsKey() string {
@@ -46,40 +53,45 @@ func defaultCredentialsKey() string {
 	return filepath.Join(dir, "flotilla", "credentials.key")
 }
 
-func (f *daemonFlags) register(c *cobra.Command, which string, defaultMetrics string) {
-	f.health, f.exec, f.sched = healthd.DefaultConfig(), executord.DefaultConfig(), schedulerd.DefaultConfig()
-	c.Flags().StringVar(&f.instance, "instance", "0", "instance name, used in event sources (/<daemon>/<instance>)")
-	c.Flags().StringVar(&f.metricsAddr, "metrics-addr", defaultMetrics, "address of /metrics, /healthz and /readyz (empty: off)")
-	if which == "healthd" || which == "executord" || which == "up" {
-		c.Flags().StringVar(&f.credentialsKey, "credentials-key", "", "credentials key file (created if missing); kubeconfigs on the bus are sealed to it (default: <data-dir>/credentials.key under up, else "+defaultCredentialsKey()+")")
+// registerProcess registers the flags of the process, which every daemon
+// it runs shares; credentials: one of them opens sealed kubeconfigs.
+func (f *daemonFlags) registerProcess(fs *pflag.FlagSet, defaultMetrics string, credentials bool) {
+	fs.StringVar(&f.instance, "instance", "0", "instance name, used in event sources (/<daemon>/<instance>)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetrics, "address of /metrics, /healthz and /readyz (empty: off)")
+	if credentials {
+		fs.StringVar(&f.credentialsKey, "credentials-key", "", "credentials key file (created if missing); kubeconfigs on the bus are sealed to it (default: <data-dir>/credentials.key under up, else "+defaultCredentialsKey()+")")
 	}
-	if which == "policyd" || which == "up" {
-		c.Flags().Int32Var(&f.maxReplicas, "max-replicas", 0, "reject a template whose replicas (spec.replicas of a Deployment, StatefulSet or ReplicaSet, spec.parallelism of a Job) exceed this, with an object.rejected event giving the reason, instead of placing it (0: no limit; docs/policy.md)")
-	}
-	if which == "healthd" || which == "up" {
-		c.Flags().DurationVar(&f.health.ProbeInterval, "probe-interval", f.health.ProbeInterval, "how often each member's /readyz is probed; a lost member is NotReady/Unreachable (tainted NoSchedule) after at worst failure-threshold × probe-interval + probe-timeout ("+f.health.Detection().String()+" with the defaults)")
-		c.Flags().DurationVar(&f.health.ProbeTimeout, "probe-timeout", f.health.ProbeTimeout, "deadline of one probe (above probe-interval, detection takes probe-interval + failure-threshold × probe-timeout)")
-		c.Flags().IntVar(&f.health.FailureThreshold, "failure-threshold", f.health.FailureThreshold, "failed probes in a row before a member is NotReady/Unreachable (one fewer leaves it Suspect, still schedulable)")
-		c.Flags().IntVar(&f.health.SuccessThreshold, "success-threshold", f.health.SuccessThreshold, "good probes in a row before a NotReady/Unreachable member is Ready again")
-		c.Flags().DurationVar(&f.health.CapacityInterval, "capacity-interval", f.health.CapacityInterval, "how often member Nodes and Pods are read for capacity")
-		c.Flags().DurationVar(&f.health.NoExecuteAfter, "no-execute-after", f.health.NoExecuteAfter, "default cluster taint policy: a member NotReady/Unreachable this long is also tainted NoExecute, which moves workloads that do not tolerate it; it arrives this long after detection (0: never taint NoExecute)")
-		c.Flags().DurationVar(&f.health.SnapshotInterval, "snapshot-interval", f.health.SnapshotInterval, "how often every member's health is published as one snapshot, for consumers that resync (0: off)")
-		c.Flags().StringVar(&f.health.TaintPolicyFile, "taint-policy", "", "file of Karmada ClusterTaintPolicy YAML (policy.karmada.io/v1alpha1, plus Flotilla's spec.addAfterSeconds) replacing the default taint policy and --no-execute-after; see docs/failover.md")
-	}
-	if which == "schedulerd" || which == "up" {
-		c.Flags().Float64Var(&f.sched.Evictions.PerSecond, "eviction-rate", f.sched.Evictions.PerSecond, "failover evictions per second at most, so an outage does not stampede the remaining clusters (0: no limit)")
-		c.Flags().IntVar(&f.sched.Evictions.Burst, "eviction-burst", f.sched.Evictions.Burst, "evictions allowed at once before --eviction-rate applies")
-		c.Flags().DurationVar(&f.sched.FailoverTick, "failover-tick", f.sched.FailoverTick, "how often tolerations, grace periods and deferred evictions are checked")
-	}
-	if which == "executord" || which == "up" {
-		c.Flags().Float32Var(&f.exec.KubeAPIQPS, "kube-api-qps", f.exec.KubeAPIQPS, "queries per second to each member API server")
-		c.Flags().IntVar(&f.exec.KubeAPIBurst, "kube-api-burst", f.exec.KubeAPIBurst, "burst of requests to each member API server")
-		c.Flags().DurationVar(&f.exec.ResyncInterval, "resync-interval", f.exec.ResyncInterval, "how often member objects are read back (status, drift)")
-	}
-	if which == "executord" {
-		c.Flags().StringVar(&f.exec.Cluster, "cluster", "", "pull mode: serve only this member cluster")
-		c.Flags().StringVar(&f.exec.Kubeconfig, "kubeconfig", "", "pull mode: the member's kubeconfig (default: in-cluster credentials)")
-	}
+}
+
+// daemon is what the command of one daemon needs to know about it.
+type daemon struct {
+	short       string
+	metricsAddr string
+	// credentials: it opens sealed kubeconfigs (--credentials-key).
+	credentials bool
+	// register registers the daemon's own flags for its command.
+	register func(*daemonFlags, *pflag.FlagSet)
+}
+
+var daemons = map[string]daemon{
+	"policyd": {short: "Validate applied objects, match templates to policies, publish bindings", metricsAddr: "127.0.0.1:9101",
+		register: func(f *daemonFlags, fs *pflag.FlagSet) { f.policy.RegisterFlags(fs) }},
+	"schedulerd": {short: "Place bindings on member clusters and explain every decision", metricsAddr: "127.0.0.1:9102",
+		register: func(f *daemonFlags, fs *pflag.FlagSet) { f.sched.RegisterFlags(fs) }},
+	"executord": {short: "Apply placed objects to member clusters and report their status", metricsAddr: "127.0.0.1:9103", credentials: true,
+		register: func(f *daemonFlags, fs *pflag.FlagSet) { f.exec.RegisterFlags(fs); f.exec.RegisterPullFlags(fs) }},
+	"healthd": {short: "Probe member clusters and report health and capacity", metricsAddr: "127.0.0.1:9104", credentials: true,
+		register: func(f *daemonFlags, fs *pflag.FlagSet) { f.health.RegisterFlags(fs) }},
+}
+
+// registerAll registers every daemon's flags for `flotilla up`, which runs
+// them all in one process (executord in push mode: no pull flags).
+func (f *daemonFlags) registerAll(fs *pflag.FlagSet) {
+	f.registerProcess(fs, "127.0.0.1:9100", true)
+	f.policy.RegisterFlags(fs)
+	f.sched.RegisterFlags(fs)
+	f.health.RegisterFlags(fs)
+	f.exec.RegisterFlags(fs)
 }
 
 // cpuProfileEnv names a file a daemon writes its CPU profile to, from start
@@ -106,21 +118,12 @@ func startCPUProfile(path string) (func(), error) {
 	}, nil
 }
 
-var daemonDocs = map[string]string{
-	"policyd":    "Validate applied objects, match templates to policies, publish bindings",
-	"schedulerd": "Place bindings on member clusters and explain every decision",
-	"healthd":    "Probe member clusters and report health and capacity",
-	"executord":  "Apply placed objects to member clusters and report their status",
-}
-
-var defaultMetricsAddr = map[string]string{"up": "127.0.0.1:9100", "policyd": "127.0.0.1:9101", "schedulerd": "127.0.0.1:9102", "executord": "127.0.0.1:9103", "healthd": "127.0.0.1:9104"}
-
 func newDaemonCmd(g *globals, name string) *cobra.Command {
-	f := &daemonFlags{}
+	f, dm := newDaemonFlags(), daemons[name]
 	c := &cobra.Command{
 		Use:   name,
-		Short: daemonDocs[name],
-		Long: daemonDocs[name] + `, as its own process against the NATS at --nats-url.
+		Short: dm.short,
+		Long: dm.short + `, as its own process against the NATS at --nats-url.
 A daemon killed and restarted resumes where it stopped: its durable consumer
 keeps its position and it rebuilds its state from the streams.`,
 		Args: cobra.NoArgs,
@@ -152,7 +155,8 @@ keeps its position and it rebuilds its state from the streams.`,
 			return rt.serve(cmd.Context(), run)
 		},
 	}
-	f.register(c, name, defaultMetricsAddr[name])
+	f.registerProcess(c.Flags(), dm.metricsAddr, dm.credentials)
+	dm.register(f, c.Flags())
 	return c
 }
 
@@ -199,9 +203,9 @@ func (rt *runtime) serve(ctx context.Context, runs ...func(context.Context) erro
 func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context) error, error) {
 	switch name {
 	case "policyd":
-		cfg := policyd.DefaultConfig()
-		cfg.Instance, cfg.MaxReplicas = f.instance, f.maxReplicas
-		d, err := policyd.New(cfg, policyd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health})
+		cfg := f.policy
+		cfg.Instance = f.instance
+		d, err := policyd.New(cfg, policyd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg})
 		if err != nil {
 			return nil, err
 		}
@@ -253,7 +257,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 }
 
 func newUp(g *globals) *cobra.Command {
-	f := &daemonFlags{}
+	f := newDaemonFlags()
 	var dataDir, listen string
 	c := &cobra.Command{
 		Use:   "up",
@@ -309,6 +313,6 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 	}
 	c.Flags().StringVar(&dataDir, "data-dir", "./.flotilla", "where JetStream and the credentials key live")
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server")
-	f.register(c, "up", defaultMetricsAddr["up"])
+	f.registerAll(c.Flags())
 	return c
 }

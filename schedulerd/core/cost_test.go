@@ -47,25 +47,16 @@ func withRequests(in Input, kv ...string) Input {
 func TestCostAwarePlacement(t *testing.T) {
 	f := func(x float64) *float64 { return &x }
 	cheapCPU := cluster("cheap-cpu", priced("0.02", "0.010"), pods(100)) // 1 core + 4 GiB: 0.02 + 0.04 = 0.06
-	cheapMem := cluster("cheap-mem", priced("0.05", "0.002"), pods(100)) // 0.05 + 0.008 = 0.058
 	dear := cluster("dear", priced("0.10", "0.020"), pods(100))          // 0.10 + 0.08 = 0.18
 	unpriced := cluster("unpriced", pods(100))
 	spreadOne := []policy.SpreadConstraint{{SpreadByField: "cluster", MinGroups: 1, MaxGroups: 1}}
 	in := func(replicas int32, pl policy.Placement, cs ...framework.ClusterInfo) Input {
 		return withRequests(Input{Binding: deployment("app", replicas, pl), Clusters: cs}, "cpu", "1", "memory", "4Gi")
 	}
-	cpuHeavy := policy.Placement{SpreadConstraints: spreadOne, ReplicaScheduling: duplicated()}
-	cpuHeavy.ReplicaScheduling.CostWeights = &policy.CostWeights{CPU: f(10), Memory: f(1)}
 	runScheduleCases(t, []scheduleCase{
 		{name: "a cheaper cluster wins with spread maxGroups 1",
 			in:   in(2, policy.Placement{SpreadConstraints: spreadOne}, dear, cheapCPU, unpriced),
 			want: "cheap-cpu:2"},
-		{name: "costWeights change the winner: weighing cpu 10 to 1 makes the cheap-cpu cluster cheapest",
-			in:   in(2, cpuHeavy, cheapMem, cheapCPU),
-			want: "cheap-cpu:2"},
-		{name: "with default weights the cluster with cheap memory is cheapest for a memory-heavy replica",
-			in:   in(2, policy.Placement{SpreadConstraints: spreadOne}, cheapMem, cheapCPU),
-			want: "cheap-mem:2"},
 		{name: "CostOptimized fills the cheapest cluster first, then the next",
 			in: in(7, policy.Placement{ReplicaScheduling: costOptimized()},
 				cluster("a-dear", priced("0.10", "0.02"), pods(10)), cluster("b-cheap", priced("0.01", "0.01"), pods(5)), cluster("c-mid", priced("0.05", "0.01"), pods(10))),
@@ -123,66 +114,4 @@ func TestCostAwarePlacement(t *testing.T) {
 			t.Errorf("want no cost, got %v %q", got.CostPerHour, got.Division)
 		}
 	})
-	t.Run("the Cost score is 100 for the cheapest, 0 for the dearest and for unpriced clusters", func(t *testing.T) {
-		got := newDefault().Schedule(in(1, policy.Placement{}, dear, cheapCPU, unpriced))
-		want := map[string]int64{"cheap-cpu": 100, "dear": 0, "unpriced": 0}
-		for c, w := range want {
-			if got.Scores[c] != w {
-				t.Errorf("%s: want score %d, got %d", c, w, got.Scores[c])
-			}
-		}
-	})
-}
-
-func TestGPUAwarePlacement(t *testing.T) {
-	gpus := func(pods, alloc, used string) clusterOpt {
-		return func(c *framework.ClusterInfo) {
-			c.Allocatable = corev1.ResourceList{corev1.ResourcePods: resourceMust(pods), "nvidia.com/gpu": resourceMust(alloc)}
-			c.Allocated = corev1.ResourceList{"nvidia.com/gpu": resourceMust(used)}
-		}
-	}
-	spreadOne := []policy.SpreadConstraint{{SpreadByField: "cluster", MinGroups: 1, MaxGroups: 1}}
-	gpuJob := func(replicas int32, pl policy.Placement, cs ...framework.ClusterInfo) Input {
-		return withRequests(Input{Binding: deployment("train", replicas, pl), Clusters: cs}, "nvidia.com/gpu", "1")
-	}
-	runScheduleCases(t, []scheduleCase{
-		{name: "the GPU plugin prefers the cluster with more free GPUs",
-			in:   gpuJob(1, policy.Placement{SpreadConstraints: spreadOne}, cluster("a-small", gpus("100", "8", "6")), cluster("b-big", gpus("100", "8", "1"))),
-			want: "b-big:1"},
-		{name: "GPU requests limit capacity: 4 GPU replicas do not fit 3 free GPUs",
-			in:      gpuJob(4, policy.Placement{ReplicaScheduling: aggregated()}, cluster("a", gpus("100", "4", "1"))),
-			wantErr: "Clusters available replicas 3 are not enough to schedule."},
-		{name: "GPU requests limit capacity: dynamic weights divide by free GPUs, not free pods",
-			in:   gpuJob(6, policy.Placement{ReplicaScheduling: dynamicWeighted()}, cluster("a", gpus("100", "4", "0")), cluster("b", gpus("100", "8", "0"))),
-			want: "a:2 b:4"},
-		{name: "a cluster without GPUs cannot take a GPU replica",
-			in:   gpuJob(2, policy.Placement{ReplicaScheduling: aggregated()}, cluster("cpu-only", free(100)), cluster("gpu", gpus("100", "2", "0"))),
-			want: "gpu:2"},
-	})
-	t.Run("GPU scores are normalised to 0..100 and absent without a GPU request", func(t *testing.T) {
-		cs := []framework.ClusterInfo{cluster("a", gpus("100", "8", "6")), cluster("b", gpus("100", "8", "0")), cluster("c", free(10))}
-		got := newDefault().Schedule(gpuJob(1, policy.Placement{}, cs...))
-		if got.Scores["a"] != 25 || got.Scores["b"] != 100 || got.Scores["c"] != 0 {
-			t.Errorf("want a 25, b 100, c 0, got %v", got.Scores)
-		}
-		got = newDefault().Schedule(Input{Binding: deployment("web", 1, policy.Placement{}), Clusters: cs})
-		if got.Scores["a"] != 0 || got.Scores["b"] != 0 {
-			t.Errorf("without a GPU request want no GPU scores, got %v", got.Scores)
-		}
-	})
-}
-
-// The snapshot path and the plain path decide the same.
-func TestSnapshotGivesTheSameResult(t *testing.T) {
-	s := newDefault()
-	for i, in := range randomInputs(500) {
-		want := s.Schedule(in)
-		snap := in
-		snap.Snapshot, snap.Clusters = framework.NewSnapshot(in.Clusters), nil
-		got := s.Schedule(snap)
-		if placed(want.Clusters) != placed(got.Clusters) || want.Error != got.Error || want.Division != got.Division ||
-			strings.Join(want.Feasible, ",") != strings.Join(got.Feasible, ",") || len(want.Diagnosis) != len(got.Diagnosis) {
-			t.Fatalf("case %d: plain %+v\nsnapshot %+v", i, want, got)
-		}
-	}
 }

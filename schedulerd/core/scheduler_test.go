@@ -352,3 +352,18 @@ func TestClusterAffinitiesTerms(t *testing.T) {
 		}
 	})
 }
+
+// The snapshot path and the plain path decide the same.
+func TestSnapshotGivesTheSameResult(t *testing.T) {
+	s := newDefault()
+	for i, in := range randomInputs(500) {
+		want := s.Schedule(in)
+		snap := in
+		snap.Snapshot, snap.Clusters = framework.NewSnapshot(in.Clusters), nil
+		got := s.Schedule(snap)
+		if placed(want.Clusters) != placed(got.Clusters) || want.Error != got.Error || want.Division != got.Division ||
+			strings.Join(want.Feasible, ",") != strings.Join(got.Feasible, ",") || len(want.Diagnosis) != len(got.Diagnosis) {
+			t.Fatalf("case %d: plain %+v\nsnapshot %+v", i, want, got)
+		}
+	}
+}

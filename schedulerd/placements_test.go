@@ -49,7 +49,7 @@ func TestSchedulerdRemembersOnlyWhatLaterDecisionsRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	published := placements(rec)[0]
-	kept := h.placements[key]
+	kept := h.book.placements[key]
 	if published.Binding == nil || len(published.Feasible) == 0 || len(published.Scores) == 0 {
 		t.Fatalf("the published placement lost its explanation: %+v", published)
 	}

@@ -15,16 +15,17 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/schedulerd/core"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins"
 )
 
-// clock is a settable time for the handler.
-type clock struct{ t time.Time }
+// testClock is a settable time for the handler.
+type testClock struct{ t time.Time }
 
-func (c *clock) now() time.Time          { return c.t }
-func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
-func i32p(n int32) *int32                { return &n }
+func (c *testClock) now() time.Time          { return c.t }
+func (c *testClock) advance(d time.Duration) { c.t = c.t.Add(d) }
+func i32p(n int32) *int32                    { return &n }
 func lastPlacement(r *eventstest.Recorder) events.PlacementDecision {
 	ps := placements(r)
 	if len(ps) == 0 {
@@ -45,10 +46,10 @@ func failoverRecords(r *eventstest.Recorder, t events.Type) []events.FailoverRec
 	return out
 }
 
-func newFailoverHandler(t *testing.T, clk *clock, clusters ...string) (*Handler, *eventstest.Recorder) {
+func newFailoverHandler(t *testing.T, clk *testClock, clusters ...string) (*Handler, *eventstest.Recorder) {
 	rec := &eventstest.Recorder{}
 	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
-	h.now = clk.now
+	h.clock = clock.Func(clk.now)
 	for _, c := range clusters {
 		// Registered and Ready at the handler's clock (join stamps the real
 		// time, which a later report on this clock would look older than).
@@ -60,7 +61,7 @@ func newFailoverHandler(t *testing.T, clk *clock, clusters ...string) (*Handler,
 	return h, rec
 }
 
-func health(t *testing.T, h *Handler, clk *clock, cluster, state string, taints ...corev1.Taint) {
+func health(t *testing.T, h *Handler, clk *testClock, cluster, state string, taints ...corev1.Taint) {
 	t.Helper()
 	c := events.ClusterHealth{Cluster: cluster, Ready: state == "Ready", State: state, Taints: taints, Since: clk.t, ObservedAt: clk.t}
 	if state != "Ready" {
@@ -72,7 +73,7 @@ func health(t *testing.T, h *Handler, clk *clock, cluster, state string, taints 
 	}
 }
 
-func workHealthy(t *testing.T, h *Handler, clk *clock, cluster string, gen int64, replicas int32) {
+func workHealthy(t *testing.T, h *Handler, clk *testClock, cluster string, gen int64, replicas int32) {
 	t.Helper()
 	st := events.WorkStatus{Key: key, Cluster: cluster, Generation: gen, Replicas: replicas, AvailableReplicas: replicas, Health: events.WorkHealthy, Phase: events.WorkRunning, UpdatedAt: clk.t}
 	if err := h.Handle(context.Background(), ev(t, events.TypeWorkStatusChanged, st)); err != nil {
@@ -88,7 +89,7 @@ func tick(t *testing.T, h *Handler) {
 }
 
 func TestSeed000FailoverMovesTwoTwoTwoToThreeThreeAndNothingMovesBackUntilARescheduleAsks(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
 	b := weighted(6, 1, map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1})
 	b.Spec.Failover = &policy.FailoverBehavior{Application: &policy.ApplicationFailoverBehavior{
@@ -162,7 +163,7 @@ func TestSeed000FailoverMovesTwoTwoTwoToThreeThreeAndNothingMovesBackUntilAResch
 }
 
 func TestAnUntoleratedNoExecuteTaintEvictsAWorkloadWithoutFailoverSettings(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
 	ctx := context.Background()
 	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, weighted(6, 1, map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1}))); err != nil {
@@ -184,7 +185,7 @@ func TestAnUntoleratedNoExecuteTaintEvictsAWorkloadWithoutFailoverSettings(t *te
 }
 
 func TestAClusterDownStormEndsWithEveryWorkloadPlacedOrAClearReason(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	var clusters []string
 	for i := 0; i < 20; i++ {
 		clusters = append(clusters, fmt.Sprintf("member%02d", i))
@@ -261,7 +262,7 @@ func TestAClusterDownStormEndsWithEveryWorkloadPlacedOrAClearReason(t *testing.T
 }
 
 func TestARescheduleEndsAPurgeModeNeverEviction(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
 	b := weighted(6, 1, map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1})
 	b.Spec.Failover = &policy.FailoverBehavior{Application: &policy.ApplicationFailoverBehavior{
@@ -297,7 +298,7 @@ func TestARescheduleEndsAPurgeModeNeverEviction(t *testing.T) {
 }
 
 func TestFailoverLooksAgainWhenThePolicyOrTheClusterObjectChanges(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	ctx := context.Background()
 	t.Run("a policy edit that drops the toleration of a NoExecute taint evicts on the next tick", func(t *testing.T) {
 		h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
@@ -342,7 +343,7 @@ func TestFailoverLooksAgainWhenThePolicyOrTheClusterObjectChanges(t *testing.T) 
 }
 
 func TestAWorkloadUnhealthyEverywhereIsEvictedOnceAndStaysUnschedulable(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2")
 	b := weighted(4, 1, map[string]int64{"cluster1": 1, "cluster2": 1})
 	b.Spec.Failover = &policy.FailoverBehavior{Application: &policy.ApplicationFailoverBehavior{
@@ -371,7 +372,7 @@ func TestAWorkloadUnhealthyEverywhereIsEvictedOnceAndStaysUnschedulable(t *testi
 }
 
 func TestPreservedStateReachesTheEvictionThroughTheHandler(t *testing.T) {
-	clk := &clock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2", "cluster3")
 	b := weighted(6, 1, map[string]int64{"cluster1": 1, "cluster2": 1, "cluster3": 1})
 	b.Spec.Failover = &policy.FailoverBehavior{Application: &policy.ApplicationFailoverBehavior{

@@ -1,0 +1,123 @@
+package executord
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/internal/member"
+)
+
+// HandleMember starts, restarts or stops the worker of a registered cluster.
+func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
+	var r events.ClusterRegistration
+	if err := events.Decode(e, &r); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if events.Type(e.Type()) == events.TypeClusterDeregistered {
+		if old, counts := d.members.Deregistered(d.workers, r.Name, r.Generation); counts && old != nil {
+			d.retire(old)
+		}
+		return nil
+	}
+	if !d.members.Registered(d.workers, r.Name, r.Generation) {
+		return nil // older than the cluster's deregistration, or than its worker's registration
+	}
+	if r.Credentials == nil {
+		d.deps.Log.Warn("cluster has no credentials yet", zap.String("cluster", r.Name))
+		return nil
+	}
+	rc, err := member.RESTConfig(r, d.key, d.cfg.KubeAPIQPS, d.cfg.KubeAPIBurst)
+	if err != nil {
+		d.deps.Log.Warn("cannot serve cluster", zap.String("cluster", r.Name), zap.Error(err))
+		return nil
+	}
+	w, err := newWorker(d, r.Name, r, rc)
+	if err != nil {
+		return err
+	}
+	if old, ok := d.members.Stop(d.workers, r.Name); ok {
+		d.retire(old)
+	}
+	d.start(ctx, w, r.Generation)
+	return nil
+}
+
+// HandlePlacement carries out one placement (decided or removed) in this
+// cluster. What the member cannot take now is held and retried (held.go);
+// the placement is acknowledged.
+func (w *worker) HandlePlacement(ctx context.Context, e events.Event) error {
+	var p events.PlacementDecision
+	if err := events.Decode(e, &p); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if old, ok := w.placed[p.Key]; ok && stale(old, p) {
+		return nil
+	}
+	if events.Type(e.Type()) == events.TypePlacementRemoved {
+		delete(w.placed, p.Key)
+	} else {
+		w.placed[p.Key] = p
+	}
+	f, err := w.converge(ctx, e, p.Key, p.Generation, p.BindingRevision)
+	return w.settle(ctx, e, p.Key, f, p.Generation, p.BindingRevision, err)
+}
+
+// stale: p is older than the placement held, by binding revision or, for
+// one revision (an eviction purged), by decision time.
+func stale(old, p events.PlacementDecision) bool {
+	return old.BindingRevision > p.BindingRevision ||
+		(old.BindingRevision == p.BindingRevision && p.DecidedAt.Before(old.DecidedAt))
+}
+
+// converge makes the cluster hold what the latest placement of key asks for
+// (w.placed; none means the template was removed, by the placement of
+// generation gen and revision rev) and says which fate that was.
+func (w *worker) converge(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) (fate, error) {
+	p, ok := w.placed[key]
+	if !ok {
+		return fateRemove, w.removeWithDeps(ctx, cause, key, gen, rev)
+	}
+	f, replicas, why := disposition(p, w.name)
+	switch f {
+	case fateApply:
+		return f, w.apply(ctx, cause, p, replicas, "")
+	case fateKeep:
+		return f, w.keep(ctx, cause, p, replicas, why)
+	}
+	return f, w.removeWithDeps(ctx, cause, key, p.Generation, p.BindingRevision)
+}
+
+// keep leaves an evicted cluster's copy as it is (neither applied again
+// nor repaired nor deleted) and says why in its work status, phase
+// unchanged, so that `flotilla get work` shows it.
+func (w *worker) keep(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32, why string) error {
+	delete(w.desired, p.Key)
+	if _, ok := w.depsOf[p.Key]; !ok && p.Binding != nil {
+		// After a restart nothing applied it: its dependencies are those of
+		// its binding, and stay needed while the copy is kept.
+		for _, d := range p.Binding.Dependencies {
+			w.depsOf[p.Key] = append(w.depsOf[p.Key], d.Key)
+		}
+	}
+	last, ok := w.work[p.Key]
+	if !ok || last.Phase == events.WorkDeleted {
+		return nil // no copy here to keep
+	}
+	st := last
+	st.BindingRevision, st.Message = p.BindingRevision, why
+	if st.Phase == events.WorkDeleting {
+		st.Phase = events.WorkApplied // a held removal was dropped; the next read-back tells more
+	}
+	if last.Message != why {
+		w.log.Info("evicted copy kept", zap.String("workload", p.Key.String()), zap.Int32("replicas", replicas), zap.String("why", why))
+	}
+	return w.publish(ctx, cause, st)
+}
+
+// unit is one object to apply in this cluster: a placed template or one of

@@ -1,0 +1,11 @@
+package policyd
+
+import (
+	"testing"
+
+	"github.com/flotilla-io/flotilla/events/eventstest"
+)
+
+func TestDocTableIsWhatTheDaemonBindsAndPublishes(t *testing.T) {
+	eventstest.CheckDocTable(t, "doc.go", "policyd", Consumers(DefaultConfig()), Produces, nil)
+}

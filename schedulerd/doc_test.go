@@ -1,0 +1,11 @@
+package schedulerd
+
+import (
+	"testing"
+
+	"github.com/flotilla-io/flotilla/events/eventstest"
+)
+
+func TestDocTableIsWhatTheDaemonBindsAndPublishes(t *testing.T) {
+	eventstest.CheckDocTable(t, "doc.go", "schedulerd", Consumers(DefaultConfig()), Produces, nil)
+}

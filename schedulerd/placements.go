@@ -1,0 +1,180 @@
+package schedulerd
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/schedulerd/core"
+)
+
+// placementBook holds the live bindings (the latest revision of each
+// template's) and the last placement published for each template, as
+// remembered (without its explanation).
+type placementBook struct {
+	bindings map[events.ObjectKey]events.Binding
+	// specs decodes bindings: those of one policy share one decoded spec.
+	specs      events.SpecCache
+	placements map[events.ObjectKey]events.PlacementDecision
+}
+
+func newPlacementBook() placementBook {
+	return placementBook{bindings: map[events.ObjectKey]events.Binding{}, placements: map[events.ObjectKey]events.PlacementDecision{}}
+}
+
+// previous is k's last placement, or nil.
+func (pb *placementBook) previous(k events.ObjectKey) *events.PlacementDecision {
+	if last, ok := pb.placements[k]; ok {
+		return &last
+	}
+	return nil
+}
+
+// boundKeys returns the keys of the bindings keep takes, in key order
+// (decisions are made in a stated order, never in map order).
+func (pb *placementBook) boundKeys(keep func(events.ObjectKey, events.Binding) bool) []events.ObjectKey {
+	keys := make([]events.ObjectKey, 0, len(pb.bindings))
+	for k, b := range pb.bindings {
+		if keep(k, b) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	return keys
+}
+
+func (h *Handler) rescheduleAfterClusterChange(ctx context.Context, cause events.Event) error {
+	keys := h.book.boundKeys(func(k events.ObjectKey, b events.Binding) bool {
+		return core.FollowsClusterChanges(&b, h.book.previous(k), h.members.gone)
+	})
+	for _, k := range keys {
+		if err := h.schedule(ctx, cause, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CatchUp schedules every binding whose latest revision has no placement
+// yet: after a restart, the work a crash interrupted.
+func (h *Handler) CatchUp(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	keys := h.book.boundKeys(func(k events.ObjectKey, b events.Binding) bool {
+		p, ok := h.book.placements[k]
+		return !ok || p.BindingRevision < b.Revision
+	})
+	for _, k := range keys {
+		if err := h.schedule(ctx, events.Event{}, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// schedule decides one binding and publishes the placement if it changed.
+func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.ObjectKey) error {
+	return h.decide(ctx, cause, k, nil)
+}
+
+// decide is schedule with the binding's evictions given (nil: the ones its
+// current placement carries); core.Decide holds the rules.
+func (h *Handler) decide(ctx context.Context, cause events.Event, k events.ObjectKey, evs []events.Eviction) error {
+	b, ok := h.book.bindings[k]
+	if !ok {
+		return nil
+	}
+	last, hadLast := h.book.placements[k]
+	snap := h.members.snapshotFor(b, &h.reserved)
+	// An explicit reschedule newer than the last decision asks for a fresh
+	// one (reference §1.1 rule 3, §2.5).
+	r := b.RescheduleRequestedAt
+	fresh := r != nil && (!hadLast || r.After(last.DecidedAt))
+	p := h.sched.Decide(core.DecideInput{Binding: b, Snapshot: snap, Previous: h.book.previous(k), Evictions: evs, Fresh: fresh, Now: h.now()})
+	p.Binding = &b
+	if hadLast && samePlacement(last, p) {
+		h.metrics.decisions.WithLabelValues("unchanged").Inc()
+		return nil
+	}
+	out, err := events.NewWithID(placementID(k, b.Revision, p, last, hadLast, cause), events.TypePlacementDecided, h.source, k.String(), p)
+	if err != nil {
+		return events.Permanent(err)
+	}
+	if cause.ID() != "" {
+		events.CausedBy(&out, cause)
+	}
+	if err := events.PublishEffect(ctx, h.pub, events.PlacementSubject(k), out); err != nil {
+		return err
+	}
+	var before []events.TargetCluster
+	if hadLast {
+		before = last.Clusters
+	}
+	h.reserved.reserve(b, before, p.Clusters, h.now())
+	h.book.placements[k] = remembered(p)
+	// A new placement (new clusters, a changed policy and its tolerations)
+	// may change what failover must do: look on the next tick.
+	h.queue.due[k] = h.now()
+	if p.Scheduled {
+		h.metrics.decisions.WithLabelValues("scheduled").Inc()
+	} else {
+		h.metrics.decisions.WithLabelValues("unschedulable").Inc()
+	}
+	return nil
+}
+
+// placementID is a placement event's id: the same for the same decision
+// made again from the same cause (a redelivery after a crash, which
+// JetStream then drops as a duplicate), and different for a later decision
+// that merely equals an earlier one. Without the cause (or, for decisions
+// no event caused, the placement it replaces) a template moved A -> B -> A
+// within JetStream's duplicate window had its return to A dropped as a
+// duplicate of the first A: the member kept B.
+func placementID(k events.ObjectKey, revision int64, p, last events.PlacementDecision, hadLast bool, cause events.Event) string {
+	parts := []string{"placement", k.String(), fmt.Sprint(revision), placementFingerprint(p)}
+	switch {
+	case cause.ID() != "":
+		parts = append(parts, "cause", cause.ID())
+	case hadLast:
+		parts = append(parts, "after", placementFingerprint(last))
+	}
+	return events.DeterministicID(parts...)
+}
+
+// remembered is the part of a published placement later decisions read
+// (outcome, targets, revision, time). The explanation (feasible clusters,
+// scores, diagnosis, the binding) is on the bus; keeping it for every
+// template would multiply schedulerd's memory.
+func remembered(p events.PlacementDecision) events.PlacementDecision {
+	p.Feasible, p.Diagnosis, p.Scores, p.Binding, p.Warnings, p.Division = nil, nil, nil, nil, nil, ""
+	return p
+}
+
+func samePlacement(a, b events.PlacementDecision) bool {
+	return a.BindingRevision == b.BindingRevision && placementFingerprint(a) == placementFingerprint(b)
+}
+
+func placementFingerprint(p events.PlacementDecision) string {
+	b := make([]byte, 0, 64+24*len(p.Clusters))
+	b = strconv.AppendBool(b, p.Scheduled)
+	b = append(b, '|')
+	b = append(b, p.Error...)
+	b = append(b, '|')
+	b = append(b, p.AffinityName...)
+	b = append(b, '|')
+	for _, c := range p.Clusters {
+		b = append(b, c.Name...)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, int64(c.Replicas), 10)
+		b = append(b, ',')
+	}
+	for _, e := range p.Evictions {
+		b = append(b, "|evicted "...)
+		b = append(b, e.Cluster...)
+		b = append(b, " kept="...)
+		b = strconv.AppendBool(b, e.Kept())
+	}
+	return string(b)
+}
