@@ -58,34 +58,31 @@ func newGet(g *globals) *cobra.Command {
 				return fmt.Errorf("-o %q: want wide, json or yaml", l.output)
 			}
 			ctx := cmd.Context()
-			bus, err := g.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			out := cmd.OutOrStdout()
-			if strings.Contains(args[0], "/") {
-				v, err := readTemplate(ctx, bus, args[0], l.namespace)
-				if err != nil {
-					return err
+			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				out := cmd.OutOrStdout()
+				if strings.Contains(args[0], "/") {
+					v, err := readTemplate(ctx, bus, args[0], l.namespace)
+					if err != nil {
+						return err
+					}
+					if ok, err := printStructured(out, l.output, []readmodel.Template{v}); ok {
+						return err
+					}
+					return printTemplate(out, v)
 				}
-				if ok, err := printStructured(out, l.output, []readmodel.Template{v}); ok {
-					return err
+				switch strings.ToLower(args[0]) {
+				case "clusters", "cluster":
+					return getClusters(ctx, out, bus, l)
+				case "policies", "policy", "propagationpolicies", "propagationpolicy", "pp", "overridepolicies", "overridepolicy", "op",
+					"clusterpropagationpolicies", "clusterpropagationpolicy", "cpp", "clusteroverridepolicies", "clusteroverridepolicy", "cop":
+					return getPolicies(ctx, out, bus, l)
+				case "work", "works":
+					return getWork(ctx, out, bus, l)
+				case "placements", "placement":
+					return getPlacements(ctx, out, bus, l)
 				}
-				return printTemplate(out, v)
-			}
-			switch strings.ToLower(args[0]) {
-			case "clusters", "cluster":
-				return getClusters(ctx, out, bus, l)
-			case "policies", "policy", "propagationpolicies", "propagationpolicy", "pp", "overridepolicies", "overridepolicy", "op",
-				"clusterpropagationpolicies", "clusterpropagationpolicy", "cpp", "clusteroverridepolicies", "clusteroverridepolicy", "cop":
-				return getPolicies(ctx, out, bus, l)
-			case "work", "works":
-				return getWork(ctx, out, bus, l)
-			case "placements", "placement":
-				return getPlacements(ctx, out, bus, l)
-			}
-			return getTemplates(ctx, out, cmd.ErrOrStderr(), bus, l, args[0])
+				return getTemplates(ctx, out, cmd.ErrOrStderr(), bus, l, args[0])
+			})
 		},
 	}
 	l.register(c)
