@@ -3,7 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -86,14 +87,9 @@ func explain(out io.Writer, p events.PlacementDecision) {
 	for n := range p.Diagnosis {
 		names[n] = true
 	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
 	w := table(out)
 	fmt.Fprintln(w, "  CLUSTER\tVERDICT\tSCORE\tREASON")
-	for _, n := range sorted {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		if reasons, out := p.Diagnosis[n]; out {
 			fmt.Fprintf(w, "  %s\tfiltered\t-\t%s\n", n, strings.Join(reasons, "; "))
 			continue
