@@ -310,13 +310,11 @@ func (e *encoder) stringsMap(m map[string][]string, d int, order []string) {
 	e.slices = e.slices[:0]
 	e.buf = append(e.buf, '{')
 	start, i := len(e.buf), 0
-	if order != nil {
-		for _, k := range order {
-			if ss, ok := m[k]; ok {
-				e.field(i, d, k)
-				e.stringsOnce(ss, d)
-				i++
-			}
+	for _, k := range order {
+		if ss, ok := m[k]; ok {
+			e.field(i, d, k)
+			e.stringsOnce(ss, d)
+			i++
 		}
 	}
 	if i != len(m) {
