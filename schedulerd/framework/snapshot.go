@@ -132,14 +132,7 @@ func NewSnapshot(clusters []ClusterInfo) *Snapshot {
 		d.fam, d.index = s.family, i
 		d.facts = policy.FactsOf(c.Name, c.Labels, c.Spec)
 		start := len(frees)
-		for name := range c.Allocatable {
-			f, _ := c.Free(name)
-			if i := commonIndex(name); i >= 0 {
-				d.common[i] = commonFree{f, true}
-				continue
-			}
-			frees = append(frees, resourceFree{name: name, free: f})
-		}
+		frees = d.deriveFree(c, frees)
 		d.free = frees[start:len(frees):len(frees)]
 		d.prices, d.priced = pricesOf(c)
 		s.priced = s.priced || d.priced
@@ -168,20 +161,27 @@ func (s *Snapshot) WithAllocating(allocating map[string]corev1.ResourceList) *Sn
 		if a, ok := allocating[c.Name]; ok {
 			c.Allocating = a
 			c.derived = nil // Free computes from the figures
-			d.common = [3]commonFree{}
-			d.free = nil
-			for name := range c.Allocatable {
-				f, _ := c.Free(name)
-				if j := commonIndex(name); j >= 0 {
-					d.common[j] = commonFree{f, true}
-					continue
-				}
-				d.free = append(d.free, resourceFree{name: name, free: f})
-			}
+			d.free = d.deriveFree(c, nil)
 		}
 		c.derived = d
 	}
 	return n
+}
+
+// deriveFree sets d.common to c's free pods, cpu and memory and appends
+// c's other free resources to frees, which it returns. c.derived must be
+// nil: Free then computes from c's figures.
+func (d *derived) deriveFree(c *ClusterInfo, frees []resourceFree) []resourceFree {
+	d.common = [3]commonFree{}
+	for name := range c.Allocatable {
+		f, _ := c.Free(name)
+		if i := commonIndex(name); i >= 0 {
+			d.common[i] = commonFree{f, true}
+			continue
+		}
+		frees = append(frees, resourceFree{name: name, free: f})
+	}
+	return frees
 }
 
 // Clusters returns the clusters sorted by name. The slice is the
