@@ -32,29 +32,27 @@ func ExplainPlacement(ms []Stored, ref, namespace string) (events.PlacementDecis
 	if _, _, err := SplitRef(ref); err != nil {
 		return events.PlacementDecision{}, err
 	}
-	var keys []events.ObjectKey
-	latest := map[events.ObjectKey]events.PlacementDecision{}
+	var ps []events.PlacementDecision
 	removed := map[events.ObjectKey]bool{}
 	for _, m := range ms {
 		var p events.PlacementDecision
 		if m.Err != nil || events.Decode(m.Event, &p) != nil {
 			continue
 		}
-		keys = append(keys, p.Key)
-		latest[p.Key], removed[p.Key] = p, events.Type(m.Event.Type()) == events.TypePlacementRemoved
+		ps = append(ps, p)
+		removed[p.Key] = events.Type(m.Event.Type()) == events.TypePlacementRemoved
 	}
-	key, err := Resolve(ref, namespace, keys, "templates")
+	p, err := Resolve(ref, namespace, ps, decisionKey, "templates")
 	if errors.Is(err, ErrNotFound) {
 		return events.PlacementDecision{}, fmt.Errorf("no placement for %s -n %s: is the template applied and claimed by a policy? (flotilla get policies)", ref, namespace)
 	}
-	if err != nil {
-		return events.PlacementDecision{}, err
+	if err == nil && removed[p.Key] {
+		err = fmt.Errorf("%s -n %s was deleted; its placement was withdrawn", ref, namespace)
 	}
-	if removed[key] {
-		return latest[key], fmt.Errorf("%s -n %s was deleted; its placement was withdrawn", ref, namespace)
-	}
-	return latest[key], nil
+	return p, err
 }
+
+func decisionKey(p events.PlacementDecision) events.ObjectKey { return p.Key }
 
 // Placement decodes one placement event as `watch placements` shows it, as
 // it arrives: a decision, or a withdrawal (whose decision carries the key

@@ -36,30 +36,33 @@ func SplitRef(ref string) (kind, name string, err error) {
 	return kind, name, nil
 }
 
-// Resolve returns the one key among keys that ref names, the kubectl way:
-// ref is KIND/NAME (KIND as kubectl takes it: kind, plural or short name,
-// case-insensitive, optionally with .GROUP; see MatchesKind) or a bare NAME
-// of any kind. A namespaced key must be in namespace; a cluster-scoped one
-// matches from any namespace. No match is ErrNotFound; several are an
-// *AmbiguousError listing them in the order of keys (noun names them).
-func Resolve(ref, namespace string, keys []events.ObjectKey, noun string) (events.ObjectKey, error) {
+// Resolve returns the one item among items whose key (keyOf) ref names,
+// the kubectl way: ref is KIND/NAME (KIND as kubectl takes it: kind, plural
+// or short name, case-insensitive, optionally with .GROUP; see MatchesKind)
+// or a bare NAME of any kind. A namespaced key must be in namespace; a
+// cluster-scoped one matches from any namespace. No match is ErrNotFound;
+// several are an *AmbiguousError listing them in the order of items (noun
+// names them).
+func Resolve[T any](ref, namespace string, items []T, keyOf func(T) events.ObjectKey, noun string) (T, error) {
 	kind, name, hasKind := strings.Cut(ref, "/")
 	if !hasKind {
 		kind, name = "", ref
 	}
-	var found []events.ObjectKey
-	for _, k := range keys {
-		if k.Name == name && (k.Namespace == namespace || k.Namespace == "") && (!hasKind || MatchesKind(kind, k)) {
-			found = append(found, k)
+	var found []T
+	var keys []events.ObjectKey
+	for _, it := range items {
+		if k := keyOf(it); k.Name == name && (k.Namespace == namespace || k.Namespace == "") && (!hasKind || MatchesKind(kind, k)) {
+			found, keys = append(found, it), append(keys, k)
 		}
 	}
+	var zero T
 	switch len(found) {
 	case 0:
-		return events.ObjectKey{}, ErrNotFound
+		return zero, ErrNotFound
 	case 1:
 		return found[0], nil
 	}
-	return events.ObjectKey{}, &AmbiguousError{Ref: ref, Noun: noun, Candidates: candidates(found)}
+	return zero, &AmbiguousError{Ref: ref, Noun: noun, Candidates: candidates(keys)}
 }
 
 // candidates names each key as kind/name, with .group where two share a kind.

@@ -36,7 +36,7 @@ func TestResolve(t *testing.T) {
 			"deploy/my-app names 2 templates: say which, e.g. deployment.example.com/my-app or deployment.apps/my-app"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Resolve(tt.ref, tt.namespace, tt.keys, "templates")
+			got, err := Resolve(tt.ref, tt.namespace, tt.keys, func(k events.ObjectKey) events.ObjectKey { return k }, "templates")
 			gotErr := ""
 			if err != nil {
 				gotErr = err.Error()

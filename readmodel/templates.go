@@ -60,17 +60,9 @@ func ResolveObject(p Published, ref, namespace string) (events.ObjectRecord, err
 	if _, _, err := SplitRef(ref); err != nil {
 		return events.ObjectRecord{}, err
 	}
-	recs := p.SortedRecords()
-	keys := make([]events.ObjectKey, 0, len(recs))
-	for _, r := range recs {
-		keys = append(keys, r.Key)
-	}
-	key, err := Resolve(ref, namespace, keys, "objects")
+	r, err := Resolve(ref, namespace, p.SortedRecords(), func(r events.ObjectRecord) events.ObjectKey { return r.Key }, "objects")
 	if errors.Is(err, ErrNotFound) {
 		return events.ObjectRecord{}, fmt.Errorf("%s not found in namespace %s", ref, namespace)
 	}
-	if err != nil {
-		return events.ObjectRecord{}, err
-	}
-	return p.Records[key], nil
+	return r, err
 }

@@ -123,11 +123,7 @@ func (t Template) Phase(s events.WorkStatus) (phase, message string) { return t.
 // names in namespace among the decisions, and its work (w, from Join).
 // A name more than one placed template shares is an *AmbiguousError.
 func FindTemplate(decisions []events.PlacementDecision, w Work, ref, namespace string) (Template, error) {
-	keys := make([]events.ObjectKey, 0, len(decisions))
-	for _, p := range decisions {
-		keys = append(keys, p.Key)
-	}
-	key, err := Resolve(ref, namespace, keys, "templates")
+	p, err := Resolve(ref, namespace, decisions, decisionKey, "templates")
 	if errors.Is(err, ErrNotFound) {
 		if !strings.Contains(ref, "/") {
 			ref = "*/" + ref
@@ -137,13 +133,7 @@ func FindTemplate(decisions []events.PlacementDecision, w Work, ref, namespace s
 	if err != nil {
 		return Template{}, err
 	}
-	var t Template
-	for _, p := range decisions {
-		if p.Key == key {
-			t.Placement = p
-		}
-	}
-	t.work = w.Filter(func(s events.WorkStatus) bool { return s.Key == key })
+	t := Template{Placement: p, work: w.Filter(func(s events.WorkStatus) bool { return s.Key == p.Key })}
 	t.Work = t.work.Items
 	return t, nil
 }

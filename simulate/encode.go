@@ -170,13 +170,13 @@ func (e *encoder) field(i, depth int, key string) {
 	e.buf = append(e.buf, ':', ' ')
 }
 
-func (e *encoder) closeObject(n, depth int) {
-	if n == 0 {
-		e.buf = append(e.buf, '}')
-		return
+// end closes an object ('}') or array (']') of n members opened at depth:
+// right after the opening bracket when empty, else on a line of its own.
+func (e *encoder) end(n, depth int, bracket byte) {
+	if n > 0 {
+		e.newline(depth)
 	}
-	e.newline(depth)
-	e.buf = append(e.buf, '}')
+	e.buf = append(e.buf, bracket)
 }
 
 func (e *encoder) result(r *Result, d int) error {
@@ -187,7 +187,7 @@ func (e *encoder) result(r *Result, d int) error {
 		e.field(i, d+1, kv[0])
 		e.buf = appendString(e.buf, kv[1])
 	}
-	e.closeObject(4, d+1)
+	e.end(4, d+1, '}')
 	e.field(1, d, "policy")
 	if p := r.Policy; p == nil {
 		e.buf = append(e.buf, "null"...)
@@ -197,7 +197,7 @@ func (e *encoder) result(r *Result, d int) error {
 			e.field(i, d+1, kv[0])
 			e.buf = appendString(e.buf, kv[1])
 		}
-		e.closeObject(3, d+1)
+		e.end(3, d+1, '}')
 	}
 	e.field(2, d, "scheduled")
 	e.buf = strconv.AppendBool(e.buf, r.Scheduled)
@@ -216,9 +216,9 @@ func (e *encoder) result(r *Result, d int) error {
 			e.buf = appendString(e.buf, c.Name)
 			e.field(1, d+2, "replicas")
 			e.buf = strconv.AppendInt(e.buf, int64(c.Replicas), 10)
-			e.closeObject(2, d+2)
+			e.end(2, d+2, '}')
 		}
-		e.closeArray(len(r.Clusters), d+1)
+		e.end(len(r.Clusters), d+1, ']')
 	}
 	e.field(4, d, "feasible")
 	e.strings(r.Feasible, d+1)
@@ -261,7 +261,7 @@ func (e *encoder) result(r *Result, d int) error {
 			}
 			e.popKeys(lo)
 		}
-		e.closeObject(len(r.Manifests), d+1)
+		e.end(len(r.Manifests), d+1, '}')
 	}
 	e.field(8, d, "overrides")
 	names, _ := targetNames(r.Clusters)
@@ -274,20 +274,11 @@ func (e *encoder) result(r *Result, d int) error {
 			e.field(i, d+1, k)
 			e.buf = appendString(e.buf, r.RenderErrors[k])
 		}
-		e.closeObject(len(r.RenderErrors), d+1)
+		e.end(len(r.RenderErrors), d+1, '}')
 		n++
 	}
-	e.closeObject(n, d)
+	e.end(n, d, '}')
 	return nil
-}
-
-func (e *encoder) closeArray(n, depth int) {
-	if n == 0 {
-		e.buf = append(e.buf, ']')
-		return
-	}
-	e.newline(depth)
-	e.buf = append(e.buf, ']')
 }
 
 func (e *encoder) strings(ss []string, d int) {
@@ -303,7 +294,7 @@ func (e *encoder) strings(ss []string, d int) {
 		e.newline(d + 1)
 		e.buf = appendString(e.buf, s)
 	}
-	e.closeArray(len(ss), d)
+	e.end(len(ss), d, ']')
 }
 
 // stringsMap encodes a map of string lists. The scheduler's diagnosis
@@ -319,13 +310,11 @@ func (e *encoder) stringsMap(m map[string][]string, d int, order []string) {
 	e.slices = e.slices[:0]
 	e.buf = append(e.buf, '{')
 	start, i := len(e.buf), 0
-	if order != nil {
-		for _, k := range order {
-			if ss, ok := m[k]; ok {
-				e.field(i, d, k)
-				e.stringsOnce(ss, d)
-				i++
-			}
+	for _, k := range order {
+		if ss, ok := m[k]; ok {
+			e.field(i, d, k)
+			e.stringsOnce(ss, d)
+			i++
 		}
 	}
 	if i != len(m) {
@@ -338,7 +327,7 @@ func (e *encoder) stringsMap(m map[string][]string, d int, order []string) {
 		}
 		e.popKeys(lo)
 	}
-	e.closeObject(len(m), d)
+	e.end(len(m), d, '}')
 }
 
 // diagnosis is stringsMap, copying the encoding of a map encoded before

@@ -43,7 +43,7 @@ func (e *encoder) valueShared(v any, d, level int) error {
 		}
 	}
 	e.popKeys(lo)
-	e.closeObject(len(x), d)
+	e.end(len(x), d, '}')
 	if e.shared == nil {
 		e.shared = make(map[sharedKey][2]int)
 	}
@@ -87,7 +87,7 @@ func (e *encoder) value(v any, d int) error {
 			}
 		}
 		e.popKeys(lo)
-		e.closeObject(len(x), d)
+		e.end(len(x), d, '}')
 	case []any:
 		if x == nil {
 			e.buf = append(e.buf, "null"...)
@@ -103,7 +103,7 @@ func (e *encoder) value(v any, d int) error {
 				return err
 			}
 		}
-		e.closeArray(len(x), d)
+		e.end(len(x), d, ']')
 	default:
 		return e.fallback(v, d)
 	}

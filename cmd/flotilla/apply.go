@@ -46,12 +46,9 @@ credentials key before they leave this process and are never propagated.`,
 				return err
 			}
 			ctx := cmd.Context()
-			bus, err := g.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			return applyDocs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, res.Docs, timeout)
+			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				return applyDocs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, res.Docs, timeout)
+			})
 		},
 	}
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")

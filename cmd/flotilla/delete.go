@@ -23,45 +23,37 @@ func newDelete(g *globals) *cobra.Command {
 			"  flotilla delete propagationpolicy/my-app-policy",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			var targets []deleteTarget
+			var targets []objectRef
 			if len(files) > 0 {
 				res, err := load(cmd, files)
 				if err != nil {
 					return err
 				}
 				for _, d := range res.Docs {
-					targets = append(targets, deleteTarget{d.APIVersion, d.Kind, d.Namespace, d.Name})
+					targets = append(targets, objectRef{d.APIVersion, d.Kind, d.Namespace, d.Name})
 				}
 			}
-			bus, err := g.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			for _, a := range args {
-				t, err := resolveRef(ctx, bus, a, namespace)
-				if err != nil {
-					return err
+			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				for _, a := range args {
+					t, err := resolveRef(ctx, bus, a, namespace)
+					if err != nil {
+						return err
+					}
+					targets = append(targets, t)
 				}
-				targets = append(targets, t)
-			}
-			if len(targets) == 0 {
-				return errors.New("name what to delete: -f FILE or KIND/NAME")
-			}
-			var msgs []outgoing
-			for _, t := range targets {
-				k := events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
-				md := map[string]any{"name": t.name}
-				if t.namespace != "" {
-					md["namespace"] = t.namespace
+				if len(targets) == 0 {
+					return errors.New("name what to delete: -f FILE or KIND/NAME")
 				}
-				e, err := events.New(events.TypeObjectDeleted, cliSource, k.String(), map[string]any{"apiVersion": t.apiVersion, "kind": t.kind, "metadata": md})
-				if err != nil {
-					return err
+				var msgs []outgoing
+				for _, t := range targets {
+					k, e, err := t.request(events.TypeObjectDeleted)
+					if err != nil {
+						return err
+					}
+					msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name)})
 				}
-				msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name)})
-			}
-			return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, msgs, timeout)
+				return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, msgs, timeout)
+			})
 		},
 	}
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
@@ -70,21 +62,34 @@ func newDelete(g *globals) *cobra.Command {
 	return c
 }
 
-type deleteTarget struct{ apiVersion, kind, namespace, name string }
+// objectRef names an object for a request about it (delete, reschedule).
+type objectRef struct{ apiVersion, kind, namespace, name string }
+
+// request is an event of type typ about the object, keyed as policyd keys
+// it; it carries the object's identity alone.
+func (t objectRef) request(typ events.Type) (events.ObjectKey, events.Event, error) {
+	k := events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
+	md := map[string]any{"name": t.name}
+	if t.namespace != "" {
+		md["namespace"] = t.namespace
+	}
+	e, err := events.New(typ, cliSource, k.String(), map[string]any{"apiVersion": t.apiVersion, "kind": t.kind, "metadata": md})
+	return k, e, err
+}
 
 // resolveRef turns KIND/NAME into an object policyd knows, the kubectl way
 // (readmodel.ResolveObject).
-func resolveRef(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (deleteTarget, error) {
+func resolveRef(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (objectRef, error) {
 	if _, _, err := readmodel.SplitRef(ref); err != nil {
-		return deleteTarget{}, err
+		return objectRef{}, err
 	}
 	p, err := readPublished(ctx, bus)
 	if err != nil {
-		return deleteTarget{}, err
+		return objectRef{}, err
 	}
 	r, err := readmodel.ResolveObject(p, ref, namespace)
 	if err != nil {
-		return deleteTarget{}, err
+		return objectRef{}, err
 	}
-	return deleteTarget{r.APIVersion, r.Key.Kind, r.Key.Namespace, r.Key.Name}, nil
+	return objectRef{r.APIVersion, r.Key.Kind, r.Key.Namespace, r.Key.Name}, nil
 }

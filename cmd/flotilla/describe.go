@@ -23,23 +23,20 @@ func newDescribe(g *globals) *cobra.Command {
 		Example: "  flotilla describe cluster cluster1\n  flotilla describe work my-app -n default",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			bus, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			switch args[0] {
-			case "cluster", "clusters":
-				return describeCluster(cmd.Context(), cmd.OutOrStdout(), bus, args[1])
-			case "work", "works":
-				v, err := readTemplate(cmd.Context(), bus, args[1], namespace)
-				if err != nil {
-					return err
+			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
+				switch args[0] {
+				case "cluster", "clusters":
+					return describeCluster(cmd.Context(), cmd.OutOrStdout(), bus, args[1])
+				case "work", "works":
+					v, err := readTemplate(cmd.Context(), bus, args[1], namespace)
+					if err != nil {
+						return err
+					}
+					describeWork(cmd.OutOrStdout(), v)
+					return nil
 				}
-				describeWork(cmd.OutOrStdout(), v)
-				return nil
-			}
-			return fmt.Errorf("describe %s: want `describe cluster NAME` or `describe work NAME [-n NS]`", args[0])
+				return fmt.Errorf("describe %s: want `describe cluster NAME` or `describe work NAME [-n NS]`", args[0])
+			})
 		},
 	}
 	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of the work")

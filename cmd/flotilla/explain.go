@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
@@ -24,28 +26,25 @@ were divided. Read from the latest placement decision on the bus.`,
 		Example: "  flotilla explain deployment/my-app\n  flotilla explain deploy/nginx-web -n default -o json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			bus, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			if _, _, err := readmodel.SplitRef(args[0]); err != nil {
-				return err
-			}
-			ms, err := latest(cmd.Context(), bus, events.StreamPlacement, events.AllPlacements)
-			if err != nil {
-				return err
-			}
-			p, err := readmodel.ExplainPlacement(ms, args[0], namespace)
-			if err != nil {
-				return err
-			}
-			if output == "json" || output == "yaml" {
-				_, err := printStructured(cmd.OutOrStdout(), output, []events.PlacementDecision{p})
-				return err
-			}
-			explain(cmd.OutOrStdout(), p)
-			return nil
+			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
+				if _, _, err := readmodel.SplitRef(args[0]); err != nil {
+					return err
+				}
+				ms, err := latest(cmd.Context(), bus, events.StreamPlacement, events.AllPlacements)
+				if err != nil {
+					return err
+				}
+				p, err := readmodel.ExplainPlacement(ms, args[0], namespace)
+				if err != nil {
+					return err
+				}
+				if output == "json" || output == "yaml" {
+					_, err := printStructured(cmd.OutOrStdout(), output, []events.PlacementDecision{p})
+					return err
+				}
+				explain(cmd.OutOrStdout(), p)
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")
@@ -88,14 +87,9 @@ func explain(out io.Writer, p events.PlacementDecision) {
 	for n := range p.Diagnosis {
 		names[n] = true
 	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
 	w := table(out)
 	fmt.Fprintln(w, "  CLUSTER\tVERDICT\tSCORE\tREASON")
-	for _, n := range sorted {
+	for _, n := range slices.Sorted(maps.Keys(names)) {
 		if reasons, out := p.Diagnosis[n]; out {
 			fmt.Fprintf(w, "  %s\tfiltered\t-\t%s\n", n, strings.Join(reasons, "; "))
 			continue

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -35,6 +36,25 @@ func (l *listFlags) register(c *cobra.Command) {
 
 func (l *listFlags) wants(ns string) bool { return l.all || ns == "" || ns == l.namespace }
 
+// selected keeps the items whose namespace (ns) l wants.
+func selected[T any](l *listFlags, items []T, ns func(T) string) []T {
+	var out []T
+	for _, it := range items {
+		if l.wants(ns(it)) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// namespaceColumn is ns as the NAMESPACE column shows it.
+func namespaceColumn(ns string) string {
+	if ns == "" {
+		return "<cluster>"
+	}
+	return ns
+}
+
 func newGet(g *globals) *cobra.Command {
 	l := &listFlags{}
 	c := &cobra.Command{
@@ -58,34 +78,31 @@ func newGet(g *globals) *cobra.Command {
 				return fmt.Errorf("-o %q: want wide, json or yaml", l.output)
 			}
 			ctx := cmd.Context()
-			bus, err := g.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			out := cmd.OutOrStdout()
-			if strings.Contains(args[0], "/") {
-				v, err := readTemplate(ctx, bus, args[0], l.namespace)
-				if err != nil {
-					return err
+			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				out := cmd.OutOrStdout()
+				if strings.Contains(args[0], "/") {
+					v, err := readTemplate(ctx, bus, args[0], l.namespace)
+					if err != nil {
+						return err
+					}
+					if ok, err := printStructured(out, l.output, []readmodel.Template{v}); ok {
+						return err
+					}
+					return printTemplate(out, v)
 				}
-				if ok, err := printStructured(out, l.output, []readmodel.Template{v}); ok {
-					return err
+				switch strings.ToLower(args[0]) {
+				case "clusters", "cluster":
+					return getClusters(ctx, out, bus, l)
+				case "policies", "policy", "propagationpolicies", "propagationpolicy", "pp", "overridepolicies", "overridepolicy", "op",
+					"clusterpropagationpolicies", "clusterpropagationpolicy", "cpp", "clusteroverridepolicies", "clusteroverridepolicy", "cop":
+					return getPolicies(ctx, out, bus, l)
+				case "work", "works":
+					return getWork(ctx, out, bus, l)
+				case "placements", "placement":
+					return getPlacements(ctx, out, bus, l)
 				}
-				return printTemplate(out, v)
-			}
-			switch strings.ToLower(args[0]) {
-			case "clusters", "cluster":
-				return getClusters(ctx, out, bus, l)
-			case "policies", "policy", "propagationpolicies", "propagationpolicy", "pp", "overridepolicies", "overridepolicy", "op",
-				"clusterpropagationpolicies", "clusterpropagationpolicy", "cpp", "clusteroverridepolicies", "clusteroverridepolicy", "cop":
-				return getPolicies(ctx, out, bus, l)
-			case "work", "works":
-				return getWork(ctx, out, bus, l)
-			case "placements", "placement":
-				return getPlacements(ctx, out, bus, l)
-			}
-			return getTemplates(ctx, out, cmd.ErrOrStderr(), bus, l, args[0])
+				return getTemplates(ctx, out, cmd.ErrOrStderr(), bus, l, args[0])
+			})
 		},
 	}
 	l.register(c)
@@ -193,19 +210,11 @@ func printClusters(out io.Writer, l *listFlags, views []readmodel.Cluster) error
 }
 
 func labelString(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, k+"="+m[k])
 	}
-	if len(parts) == 0 {
-		return "<none>"
-	}
-	return strings.Join(parts, ",")
+	return orNone(strings.Join(parts, ","))
 }
 
 // getTemplates lists the resource templates policyd accepted: every one
@@ -238,12 +247,7 @@ func printTemplates(out, errw io.Writer, l *listFlags, p readmodel.Published, wh
 	if !known {
 		return fmt.Errorf("unknown resource %q: want clusters, policies, templates, a kind (deployments, services, ...), work or placements", what)
 	}
-	items := []readmodel.TemplateRow{}
-	for _, r := range rows {
-		if l.wants(r.Key.Namespace) {
-			items = append(items, r)
-		}
-	}
+	items := selected(l, rows, func(r readmodel.TemplateRow) string { return r.Key.Namespace })
 	if ok, err := printStructured(out, l.output, items); ok {
 		return err
 	}
@@ -271,11 +275,7 @@ func printTemplates(out, errw io.Writer, l *listFlags, p readmodel.Published, wh
 		}
 		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", r.Key.Name, r.Key.Kind, r.Generation, policy, age(r.UpdatedAt))
 		if l.all {
-			ns := r.Key.Namespace
-			if ns == "" {
-				ns = "<cluster>"
-			}
-			line = ns + "\t" + line
+			line = namespaceColumn(r.Key.Namespace) + "\t" + line
 		}
 		if l.output == "wide" {
 			warnings, revision := "<none>", "<none>"
@@ -297,23 +297,14 @@ func getPolicies(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFl
 	if err != nil {
 		return err
 	}
-	var items []events.ObjectRecord
-	for _, r := range readmodel.Policies(p) {
-		if l.wants(r.Key.Namespace) {
-			items = append(items, r)
-		}
-	}
+	items := selected(l, readmodel.Policies(p), func(r events.ObjectRecord) string { return r.Key.Namespace })
 	if ok, err := printStructured(out, l.output, items); ok {
 		return err
 	}
 	w := table(out)
 	fmt.Fprintln(w, "NAMESPACE\tNAME\tKIND\tGENERATION\tAGE")
 	for _, r := range items {
-		ns := r.Key.Namespace
-		if ns == "" {
-			ns = "<cluster>"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", ns, r.Key.Name, r.Key.Kind, r.Generation, age(r.UpdatedAt))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", namespaceColumn(r.Key.Namespace), r.Key.Name, r.Key.Kind, r.Generation, age(r.UpdatedAt))
 	}
 	return w.Flush()
 }
@@ -401,12 +392,7 @@ func getPlacements(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *list
 }
 
 func printPlacements(out io.Writer, l *listFlags, decisions []events.PlacementDecision) error {
-	var items []events.PlacementDecision
-	for _, p := range decisions {
-		if l.wants(p.Key.Namespace) {
-			items = append(items, p)
-		}
-	}
+	items := selected(l, decisions, func(p events.PlacementDecision) string { return p.Key.Namespace })
 	if ok, err := printStructured(out, l.output, items); ok {
 		return err
 	}
@@ -431,10 +417,7 @@ func printPlacementRow(w io.Writer, l *listFlags, p events.PlacementDecision) {
 	for _, c := range p.Clusters {
 		cs = append(cs, fmt.Sprintf("%s:%d", c.Name, c.Replicas))
 	}
-	clusters := strings.Join(cs, ",")
-	if clusters == "" {
-		clusters = "<none>"
-	}
+	clusters := orNone(strings.Join(cs, ","))
 	fmt.Fprintf(w, "%s\t%s\t%s\t%t\t%s\t%s", p.Key.Namespace, p.Key.Name, p.Key.Kind, p.Scheduled, clusters, age(p.DecidedAt))
 	if l.output == "wide" {
 		reason := p.Error

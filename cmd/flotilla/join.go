@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
 )
@@ -71,48 +72,45 @@ have: it is ignored with a note.`,
 				}
 			}
 			ctx := cmd.Context()
-			bus, err := g.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			key, err := fetchSealKey(ctx, bus)
-			if err != nil {
-				return err
-			}
-			sealed, err := sealing.Seal(key.Public, flat)
-			if err != nil {
-				return err
-			}
-			secretName := name + "-kubeconfig"
-			secret := events.SealedSecret{Namespace: policy.CredentialsNamespace, Name: secretName, KeyID: key.ID, Data: map[string][]byte{"kubeconfig": sealed}}
-			sk := events.ObjectKey{Kind: "Secret", Namespace: policy.CredentialsNamespace, Name: secretName}
-			se, err := events.New(events.TypeSecretSealed, cliSource, sk.String(), secret)
-			if err != nil {
-				return err
-			}
-			cl := policy.Cluster{Spec: policy.ClusterSpec{APIEndpoint: endpoint, SyncMode: "Push", Provider: provider, Region: region, Zones: zones,
-				SecretRef: &policy.LocalSecretRef{Namespace: policy.CredentialsNamespace, Name: secretName}}}
-			cl.APIVersion, cl.Kind, cl.Name = policy.ClusterAPIVersion, policy.KindCluster, name
-			if len(lbls) > 0 {
-				cl.Labels = lbls
-			}
-			obj, err := toMap(cl)
-			if err != nil {
-				return err
-			}
-			delete(obj, "status")
-			md, _ := obj["metadata"].(map[string]any)
-			delete(md, "creationTimestamp")
-			ck := events.ObjectKey{Group: "cluster.karmada.io", Kind: policy.KindCluster, Name: name}
-			ce, err := events.New(events.TypeObjectApplied, cliSource, ck.String(), obj)
-			if err != nil {
-				return err
-			}
-			return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, []outgoing{
-				{events.InputSubject(sk), se, sk, "secret/" + secretName},
-				{events.InputSubject(ck), ce, ck, "cluster.cluster.karmada.io/" + name},
-			}, timeout)
+			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				key, err := fetchSealKey(ctx, bus)
+				if err != nil {
+					return err
+				}
+				sealed, err := sealing.Seal(key.Public, flat)
+				if err != nil {
+					return err
+				}
+				secretName := name + "-kubeconfig"
+				secret := events.SealedSecret{Namespace: policy.CredentialsNamespace, Name: secretName, KeyID: key.ID, Data: map[string][]byte{"kubeconfig": sealed}}
+				sk := events.ObjectKey{Kind: "Secret", Namespace: policy.CredentialsNamespace, Name: secretName}
+				se, err := events.New(events.TypeSecretSealed, cliSource, sk.String(), secret)
+				if err != nil {
+					return err
+				}
+				cl := policy.Cluster{Spec: policy.ClusterSpec{APIEndpoint: endpoint, SyncMode: "Push", Provider: provider, Region: region, Zones: zones,
+					SecretRef: &policy.LocalSecretRef{Namespace: policy.CredentialsNamespace, Name: secretName}}}
+				cl.APIVersion, cl.Kind, cl.Name = policy.ClusterAPIVersion, policy.KindCluster, name
+				if len(lbls) > 0 {
+					cl.Labels = lbls
+				}
+				obj, err := toMap(cl)
+				if err != nil {
+					return err
+				}
+				delete(obj, "status")
+				md, _ := obj["metadata"].(map[string]any)
+				delete(md, "creationTimestamp")
+				ck := events.ObjectKey{Group: "cluster.karmada.io", Kind: policy.KindCluster, Name: name}
+				ce, err := events.New(events.TypeObjectApplied, cliSource, ck.String(), obj)
+				if err != nil {
+					return err
+				}
+				return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, []outgoing{
+					{events.InputSubject(sk), se, sk, "secret/" + secretName},
+					{events.InputSubject(ck), ce, ck, "cluster.cluster.karmada.io/" + name},
+				}, timeout)
+			})
 		},
 	}
 	c.Flags().StringVar(&clusterKubeconfig, "cluster-kubeconfig", "", "kubeconfig of the member cluster")

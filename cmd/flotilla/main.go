@@ -86,3 +86,14 @@ func (g *globals) logger() (*zap.Logger, error) { return observe.NewLogger(g.log
 func (g *globals) connect(ctx context.Context) (*natsbus.Bus, error) {
 	return natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla-cli"})
 }
+
+// withBus runs fn with a client connection to the bus, closed when fn
+// returns: the scaffolding of every client verb that reads or publishes.
+func (g *globals) withBus(ctx context.Context, fn func(bus *natsbus.Bus) error) error {
+	bus, err := g.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
+	return fn(bus)
+}

@@ -39,68 +39,65 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 			if fromSeq > 0 && stream == "" {
 				return fmt.Errorf("--from-seq needs --stream (sequence numbers are per stream)")
 			}
-			bus, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			opts := natsbus.ReplayOptions{FromSeq: fromSeq}
-			if since > 0 {
-				opts.Since = time.Now().Add(-since)
-			}
-			var all []natsbus.Message
-			for _, s := range events.Streams {
-				if stream != "" && !strings.EqualFold(stream, s.Name) {
-					continue
+			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
+				opts := natsbus.ReplayOptions{FromSeq: fromSeq}
+				if since > 0 {
+					opts.Since = time.Now().Add(-since)
 				}
-				// One read per subject (filters of one consumer may not
-				// overlap), merged without repeats.
-				filters := [][]string{nil}
-				if len(subjects) > 0 {
-					filters = nil
-					for _, subj := range subjects {
-						if streamCovers(s, subj) {
-							filters = append(filters, []string{subj})
-						}
-					}
-				}
-				seen := map[uint64]bool{}
-				for _, f := range filters {
-					opts.Subjects = f
-					ms, err := bus.Replay(cmd.Context(), s.Name, opts)
-					if err != nil {
-						return fmt.Errorf("%s: %w", s.Name, err)
-					}
-					for _, m := range ms {
-						if !seen[m.Sequence] {
-							seen[m.Sequence] = true
-							all = append(all, m)
-						}
-					}
-				}
-			}
-			natsbus.SortByTime(all)
-			out := cmd.OutOrStdout()
-			if output == "json" {
-				for _, m := range all {
-					if m.Err != nil {
-						_, _ = printStructuredLine(out, map[string]any{"stream": m.Stream, "seq": m.Sequence, "subject": m.Subject, "error": m.Err.Error()})
+				var all []natsbus.Message
+				for _, s := range events.Streams {
+					if stream != "" && !strings.EqualFold(stream, s.Name) {
 						continue
 					}
-					_, _ = printStructuredLine(out, map[string]any{"stream": m.Stream, "seq": m.Sequence, "subject": m.Subject, "event": readableEvent(m.Event)})
+					// One read per subject (filters of one consumer may not
+					// overlap), merged without repeats.
+					filters := [][]string{nil}
+					if len(subjects) > 0 {
+						filters = nil
+						for _, subj := range subjects {
+							if streamCovers(s, subj) {
+								filters = append(filters, []string{subj})
+							}
+						}
+					}
+					seen := map[uint64]bool{}
+					for _, f := range filters {
+						opts.Subjects = f
+						ms, err := bus.Replay(cmd.Context(), s.Name, opts)
+						if err != nil {
+							return fmt.Errorf("%s: %w", s.Name, err)
+						}
+						for _, m := range ms {
+							if !seen[m.Sequence] {
+								seen[m.Sequence] = true
+								all = append(all, m)
+							}
+						}
+					}
 				}
-				return nil
-			}
-			w := table(out)
-			fmt.Fprintln(w, "TIME\tSTREAM\tSEQ\tTYPE\tSUBJECT\tCAUSATION\tSUMMARY")
-			for _, m := range all {
-				typ, causation, summary := "<not a CloudEvent>", "", ""
-				if m.Err == nil {
-					typ, causation, summary = m.Event.Type(), events.CausationID(m.Event), summarize(m.Event)
+				natsbus.SortByTime(all)
+				out := cmd.OutOrStdout()
+				if output == "json" {
+					for _, m := range all {
+						if m.Err != nil {
+							_, _ = printStructuredLine(out, map[string]any{"stream": m.Stream, "seq": m.Sequence, "subject": m.Subject, "error": m.Err.Error()})
+							continue
+						}
+						_, _ = printStructuredLine(out, map[string]any{"stream": m.Stream, "seq": m.Sequence, "subject": m.Subject, "event": readableEvent(m.Event)})
+					}
+					return nil
 				}
-				fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.Time.Format("2006-01-02T15:04:05.000Z07:00"), m.Stream, m.Sequence, typ, m.Subject, causation, summary)
-			}
-			return w.Flush()
+				w := table(out)
+				fmt.Fprintln(w, "TIME\tSTREAM\tSEQ\tTYPE\tSUBJECT\tCAUSATION\tSUMMARY")
+				for _, m := range all {
+					typ, causation, summary := "<not a CloudEvent>", "", ""
+					if m.Err == nil {
+						typ, causation, summary = m.Event.Type(), events.CausationID(m.Event), summarize(m.Event)
+					}
+					fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.Time.Format("2006-01-02T15:04:05.000Z07:00"), m.Stream, m.Sequence, typ, m.Subject, causation, summary)
+				}
+				return w.Flush()
+			})
 		},
 	}
 	c.Flags().DurationVar(&since, "since", 0, "only events newer than this (e.g. 1h, 30m)")

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
 )
 
 func newReschedule(g *globals) *cobra.Command {
@@ -21,29 +22,21 @@ their free capacity plus what the template already runs as weights.`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			bus, err := g.connect(ctx)
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			t, err := resolveRef(ctx, bus, args[0], namespace)
-			if err != nil {
-				return err
-			}
-			k := events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
-			md := map[string]any{"name": t.name}
-			if t.namespace != "" {
-				md["namespace"] = t.namespace
-			}
-			e, err := events.New(events.TypeRescheduleRequested, cliSource, k.String(), map[string]any{"apiVersion": t.apiVersion, "kind": t.kind, "metadata": md})
-			if err != nil {
-				return err
-			}
-			if err := bus.Publish(ctx, events.InputSubject(k), e); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s reschedule requested (follow with: flotilla watch placements)\n", label(t.kind, t.apiVersion, t.name))
-			return nil
+			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				t, err := resolveRef(ctx, bus, args[0], namespace)
+				if err != nil {
+					return err
+				}
+				k, e, err := t.request(events.TypeRescheduleRequested)
+				if err != nil {
+					return err
+				}
+				if err := bus.Publish(ctx, events.InputSubject(k), e); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s reschedule requested (follow with: flotilla watch placements)\n", label(t.kind, t.apiVersion, t.name))
+				return nil
+			})
 		},
 	}
 	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace")

@@ -22,29 +22,26 @@ func newWatch(g *globals) *cobra.Command {
 			if args[0] != "placements" && args[0] != "placement" {
 				return fmt.Errorf("watch %s: only `watch placements` is supported", args[0])
 			}
-			bus, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			out := cmd.OutOrStdout()
-			// Rows arrive one at a time: fixed minimum widths keep the columns aligned.
-			w := tabwriter.NewWriter(out, 14, 0, 2, ' ', 0)
-			if l.output != "json" {
-				printPlacementHeader(w, l)
-				_ = w.Flush()
-			}
-			return bus.Watch(cmd.Context(), events.StreamPlacement, []string{events.AllPlacements}, true, func(m natsbus.Message) {
-				p, ok := readmodel.Placement(storedMessage(m))
-				if !ok || !l.wants(p.Key.Namespace) {
-					return
+			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
+				out := cmd.OutOrStdout()
+				// Rows arrive one at a time: fixed minimum widths keep the columns aligned.
+				w := tabwriter.NewWriter(out, 14, 0, 2, ' ', 0)
+				if l.output != "json" {
+					printPlacementHeader(w, l)
+					_ = w.Flush()
 				}
-				if l.output == "json" {
-					_, _ = printStructuredLine(out, p)
-					return
-				}
-				printPlacementRow(w, l, p)
-				_ = w.Flush()
+				return bus.Watch(cmd.Context(), events.StreamPlacement, []string{events.AllPlacements}, true, func(m natsbus.Message) {
+					p, ok := readmodel.Placement(storedMessage(m))
+					if !ok || !l.wants(p.Key.Namespace) {
+						return
+					}
+					if l.output == "json" {
+						_, _ = printStructuredLine(out, p)
+						return
+					}
+					printPlacementRow(w, l, p)
+					_ = w.Flush()
+				})
 			})
 		},
 	}

@@ -96,21 +96,8 @@ func fieldMatches(req corev1.NodeSelectorRequirement, c ClusterFacts) bool {
 // NodeRequirementMatches evaluates a node-selector requirement against a
 // label set, as Kubernetes does; an invalid requirement matches nothing.
 func NodeRequirementMatches(req corev1.NodeSelectorRequirement, set labels.Set) bool {
-	var op selection.Operator
-	switch req.Operator {
-	case corev1.NodeSelectorOpIn:
-		op = selection.In
-	case corev1.NodeSelectorOpNotIn:
-		op = selection.NotIn
-	case corev1.NodeSelectorOpExists:
-		op = selection.Exists
-	case corev1.NodeSelectorOpDoesNotExist:
-		op = selection.DoesNotExist
-	case corev1.NodeSelectorOpGt:
-		op = selection.GreaterThan
-	case corev1.NodeSelectorOpLt:
-		op = selection.LessThan
-	default:
+	op, ok := SelectionOperator(string(req.Operator), true)
+	if !ok {
 		return false
 	}
 	r, err := labels.NewRequirement(req.Key, op, req.Values)
@@ -118,6 +105,33 @@ func NodeRequirementMatches(req corev1.NodeSelectorRequirement, set labels.Set) 
 		return false
 	}
 	return r.Matches(set)
+}
+
+// SelectionOperator returns the operator a label-selector or node-selector
+// operator stands for. In, NotIn, Exists and DoesNotExist are spelled the
+// same in metav1.LabelSelectorOperator and corev1.NodeSelectorOperator and
+// mean the same in both; Gt and Lt exist only in node selectors, so they
+// are accepted only when numeric is true. Anything else gives "", false.
+func SelectionOperator(op string, numeric bool) (selection.Operator, bool) {
+	switch op {
+	case string(corev1.NodeSelectorOpIn):
+		return selection.In, true
+	case string(corev1.NodeSelectorOpNotIn):
+		return selection.NotIn, true
+	case string(corev1.NodeSelectorOpExists):
+		return selection.Exists, true
+	case string(corev1.NodeSelectorOpDoesNotExist):
+		return selection.DoesNotExist, true
+	case string(corev1.NodeSelectorOpGt):
+		if numeric {
+			return selection.GreaterThan, true
+		}
+	case string(corev1.NodeSelectorOpLt):
+		if numeric {
+			return selection.LessThan, true
+		}
+	}
+	return "", false
 }
 
 // SelectorPriority ranks how specifically a resource selector matches a

@@ -102,23 +102,9 @@ func overrideImage(image string, o policy.ImageOverrider) (string, error) {
 	}
 	switch o.Component {
 	case policy.ImageRegistry:
-		switch o.Operator {
-		case policy.OverriderOpAdd:
-			img.Registry += o.Value
-		case policy.OverriderOpReplace:
-			img.Registry = o.Value
-		case policy.OverriderOpRemove:
-			img.Registry = ""
-		}
+		overrideComponent(&img.Registry, o)
 	case policy.ImageRepository:
-		switch o.Operator {
-		case policy.OverriderOpAdd:
-			img.Repository += o.Value
-		case policy.OverriderOpReplace:
-			img.Repository = o.Value
-		case policy.OverriderOpRemove:
-			img.Repository = ""
-		}
+		overrideComponent(&img.Repository, o)
 	case policy.ImageTag:
 		switch o.Operator {
 		case policy.OverriderOpAdd:
@@ -138,6 +124,18 @@ func overrideImage(image string, o policy.ImageOverrider) (string, error) {
 		}
 	}
 	return img.String(), nil
+}
+
+// overrideComponent applies o's operator to a registry or repository.
+func overrideComponent(c *string, o policy.ImageOverrider) {
+	switch o.Operator {
+	case policy.OverriderOpAdd:
+		*c += o.Value
+	case policy.OverriderOpReplace:
+		*c = o.Value
+	case policy.OverriderOpRemove:
+		*c = ""
+	}
 }
 
 // podSpecPath is where the containers of the kinds that the predicate-less
@@ -200,6 +198,21 @@ func applyImageOverrider(obj map[string]any, o policy.ImageOverrider) error {
 		set(out)
 		return nil
 	}
+	return eachContainer(obj, func(i int, cm map[string]any) error {
+		// An absent image reads as "" (as in Karmada's typed view) and fails to parse.
+		image, _ := cm["image"].(string)
+		out, err := overrideImage(image, o)
+		if err != nil {
+			return fmt.Errorf("containers[%d]: %w", i, err)
+		}
+		cm["image"] = out
+		return nil
+	})
+}
+
+// eachContainer calls fn with the index and object of every container of
+// a supported kind, stopping at the first error.
+func eachContainer(obj map[string]any, fn func(i int, c map[string]any) error) error {
 	containers, err := containersOf(obj)
 	if err != nil {
 		return err
@@ -209,13 +222,9 @@ func applyImageOverrider(obj map[string]any, o policy.ImageOverrider) error {
 		if !ok {
 			return fmt.Errorf("containers[%d] is not an object", i)
 		}
-		// An absent image reads as "" (as in Karmada's typed view) and fails to parse.
-		image, _ := cm["image"].(string)
-		out, err := overrideImage(image, o)
-		if err != nil {
-			return fmt.Errorf("containers[%d]: %w", i, err)
+		if err := fn(i, cm); err != nil {
+			return err
 		}
-		cm["image"] = out
 	}
 	return nil
 }
@@ -224,7 +233,14 @@ func applyImageOverrider(obj map[string]any, o policy.ImageOverrider) error {
 // trailing '/' trimmed, segments split on '/', numeric segments index lists
 // (no JSON-pointer ~ escaping, as Karmada). It returns the value and a setter.
 func walkPredicate(obj map[string]any, path string) (any, func(any), error) {
-	segs := strings.Split(strings.Trim(path, "/"), "/")
+	return walk(obj, strings.Split(strings.Trim(path, "/"), "/"), "predicate path", path, listIndex)
+}
+
+// walk follows segs from obj through objects and lists, index turning a
+// segment into a position in a list of n or saying why it is not one. It
+// returns the value found and a setter for it; errors name the path as
+// `label "path"`.
+func walk(obj map[string]any, segs []string, label, path string, index func(seg string, n int) (int, error)) (any, func(any), error) {
 	var cur any = obj
 	for i, seg := range segs {
 		last := i == len(segs)-1
@@ -232,26 +248,26 @@ func walkPredicate(obj map[string]any, path string) (any, func(any), error) {
 		case map[string]any:
 			v, ok := c[seg]
 			if !ok {
-				return nil, nil, fmt.Errorf("predicate path %q: %q not found", path, seg)
+				return nil, nil, fmt.Errorf("%s %q: %q not found", label, path, seg)
 			}
 			if last {
 				return v, func(nv any) { c[seg] = nv }, nil
 			}
 			cur = v
 		case []any:
-			idx, err := listIndex(seg, len(c))
+			idx, err := index(seg, len(c))
 			if err != nil {
-				return nil, nil, fmt.Errorf("predicate path %q: %w", path, err)
+				return nil, nil, fmt.Errorf("%s %q: %w", label, path, err)
 			}
 			if last {
 				return c[idx], func(nv any) { c[idx] = nv }, nil
 			}
 			cur = c[idx]
 		default:
-			return nil, nil, fmt.Errorf("predicate path %q: %q is not inside an object or list", path, seg)
+			return nil, nil, fmt.Errorf("%s %q: %q is not inside an object or list", label, path, seg)
 		}
 	}
-	return nil, nil, fmt.Errorf("predicate path %q: empty", path)
+	return nil, nil, fmt.Errorf("%s %q: empty", label, path)
 }
 
 func listIndex(seg string, n int) (int, error) {

@@ -16,17 +16,9 @@ import (
 // applyCommandArgsOverrider edits `field` ("command" or "args") of every
 // container named o.ContainerName (reference §5.3).
 func applyCommandArgsOverrider(obj map[string]any, field string, o policy.CommandArgsOverrider) error {
-	containers, err := containersOf(obj)
-	if err != nil {
-		return err
-	}
-	for i, c := range containers {
-		cm, ok := c.(map[string]any)
-		if !ok {
-			return fmt.Errorf("containers[%d] is not an object", i)
-		}
+	return eachContainer(obj, func(i int, cm map[string]any) error {
 		if name, _ := cm["name"].(string); name != o.ContainerName {
-			continue
+			return nil
 		}
 		var old []any
 		switch v := cm[field].(type) {
@@ -56,8 +48,8 @@ func applyCommandArgsOverrider(obj map[string]any, field string, o policy.Comman
 			out = append(out, old...)
 		}
 		cm[field] = out
-	}
-	return nil
+		return nil
+	})
 }
 
 // applyLabelAnnotationOverrider edits metadata.labels or
@@ -198,32 +190,14 @@ func walkPointer(obj map[string]any, ptr string) (any, func(any), error) {
 		return nil, nil, fmt.Errorf("fieldPath %q: a JSON pointer must start with '/'", ptr)
 	}
 	segs := strings.Split(ptr[1:], "/")
-	var cur any = obj
 	for i, seg := range segs {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		last := i == len(segs)-1
-		switch c := cur.(type) {
-		case map[string]any:
-			v, ok := c[seg]
-			if !ok {
-				return nil, nil, fmt.Errorf("fieldPath %q: %q not found", ptr, seg)
-			}
-			if last {
-				return v, func(nv any) { c[seg] = nv }, nil
-			}
-			cur = v
-		case []any:
-			idx, err := strconv.Atoi(seg)
-			if err != nil || idx < 0 || idx >= len(c) {
-				return nil, nil, fmt.Errorf("fieldPath %q: %q is not an index of a list of %d", ptr, seg, len(c))
-			}
-			if last {
-				return c[idx], func(nv any) { c[idx] = nv }, nil
-			}
-			cur = c[idx]
-		default:
-			return nil, nil, fmt.Errorf("fieldPath %q: %q is not inside an object or list", ptr, seg)
-		}
+		segs[i] = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
 	}
-	return nil, nil, fmt.Errorf("fieldPath %q: empty", ptr)
+	return walk(obj, segs, "fieldPath", ptr, func(seg string, n int) (int, error) {
+		idx, err := strconv.Atoi(seg)
+		if err != nil || idx < 0 || idx >= n {
+			return 0, fmt.Errorf("%q is not an index of a list of %d", seg, n)
+		}
+		return idx, nil
+	})
 }

@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
-
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/internal/strictyaml"
 )
@@ -86,19 +84,4 @@ func (r *report) enum(path, got string, allowed ...string) {
 		}
 	}
 	r.errorf(path, "unsupported value %q: must be one of %s", got, strings.Join(allowed, ", "))
-}
-
-// fieldErrors takes over problems found by Kubernetes' own validators.
-func (r *report) fieldErrors(list field.ErrorList, warn bool) {
-	for _, e := range list {
-		body := e.ErrorBody()
-		if body != "" {
-			body = strings.ToLower(body[:1]) + body[1:]
-		}
-		if warn {
-			r.warnf(e.Field, "%s", body)
-		} else {
-			r.errorf(e.Field, "%s", body)
-		}
-	}
 }

@@ -90,17 +90,8 @@ func compileSelector(ls *metav1.LabelSelector) ([]labelRequirement, bool) {
 		slices.SortFunc(out, func(a, b labelRequirement) int { return strings.Compare(a.key, b.key) })
 	}
 	for _, e := range ls.MatchExpressions {
-		var op selection.Operator
-		switch e.Operator {
-		case metav1.LabelSelectorOpIn:
-			op = selection.In
-		case metav1.LabelSelectorOpNotIn:
-			op = selection.NotIn
-		case metav1.LabelSelectorOpExists:
-			op = selection.Exists
-		case metav1.LabelSelectorOpDoesNotExist:
-			op = selection.DoesNotExist
-		default:
+		op, ok := policy.SelectionOperator(string(e.Operator), false)
+		if !ok {
 			return nil, false
 		}
 		switch op {

@@ -38,14 +38,41 @@ type family struct {
 	matches map[string][]bool
 
 	// ScoreMap's memory, by hash of the set of clusters: a map of the
-	// set's names to 0, and the sets seen once.
-	templates map[uint64]*scoreTemplate
-	seenSets  map[uint64]bool
+	// set's names to 0.
+	scores kept[scoreTemplate]
 	// DiagnosisMap's, alike.
-	diagnoses     map[uint64]*diagnosisTemplate
-	seenDiagnoses map[uint64]bool
-	// templateEntries counts the entries of templates and diagnoses.
+	diagnoses kept[diagnosisTemplate]
+	// templateEntries counts the entries of scores and diagnoses.
 	templateEntries int
+}
+
+// kept is what a family keeps of recurring ScoreMap or DiagnosisMap
+// calls, by hash: the templates, and the hashes seen once.
+type kept[T any] struct {
+	byHash map[uint64]*T
+	seen   map[uint64]bool
+}
+
+// keep, called with f.mu held, keeps build() under h and returns it when
+// free (no other template has h), h was seen before and the bounds allow
+// n more entries; otherwise it notes h as seen and returns nil.
+func keep[T any](f *family, k *kept[T], h uint64, free bool, n int, build func() *T) *T {
+	if free && k.seen[h] && len(k.byHash) < maxTemplates && f.templateEntries+n <= maxTemplateEntries {
+		f.templateEntries += n
+		t := build()
+		if k.byHash == nil {
+			k.byHash = make(map[uint64]*T)
+		}
+		k.byHash[h] = t
+		return t
+	}
+	if k.seen == nil {
+		k.seen = make(map[uint64]bool)
+	}
+	if len(k.seen) < maxSeenSets {
+		k.seen[h] = true
+	}
+	return nil
 }
 
 type derived struct {
@@ -105,14 +132,7 @@ func NewSnapshot(clusters []ClusterInfo) *Snapshot {
 		d.fam, d.index = s.family, i
 		d.facts = policy.FactsOf(c.Name, c.Labels, c.Spec)
 		start := len(frees)
-		for name := range c.Allocatable {
-			f, _ := c.Free(name)
-			if i := commonIndex(name); i >= 0 {
-				d.common[i] = commonFree{f, true}
-				continue
-			}
-			frees = append(frees, resourceFree{name: name, free: f})
-		}
+		frees = d.deriveFree(c, frees)
 		d.free = frees[start:len(frees):len(frees)]
 		d.prices, d.priced = pricesOf(c)
 		s.priced = s.priced || d.priced
@@ -141,20 +161,27 @@ func (s *Snapshot) WithAllocating(allocating map[string]corev1.ResourceList) *Sn
 		if a, ok := allocating[c.Name]; ok {
 			c.Allocating = a
 			c.derived = nil // Free computes from the figures
-			d.common = [3]commonFree{}
-			d.free = nil
-			for name := range c.Allocatable {
-				f, _ := c.Free(name)
-				if j := commonIndex(name); j >= 0 {
-					d.common[j] = commonFree{f, true}
-					continue
-				}
-				d.free = append(d.free, resourceFree{name: name, free: f})
-			}
+			d.free = d.deriveFree(c, nil)
 		}
 		c.derived = d
 	}
 	return n
+}
+
+// deriveFree sets d.common to c's free pods, cpu and memory and appends
+// c's other free resources to frees, which it returns. c.derived must be
+// nil: Free then computes from c's figures.
+func (d *derived) deriveFree(c *ClusterInfo, frees []resourceFree) []resourceFree {
+	d.common = [3]commonFree{}
+	for name := range c.Allocatable {
+		f, _ := c.Free(name)
+		if i := commonIndex(name); i >= 0 {
+			d.common[i] = commonFree{f, true}
+			continue
+		}
+		frees = append(frees, resourceFree{name: name, free: f})
+	}
+	return frees
 }
 
 // Clusters returns the clusters sorted by name. The slice is the
@@ -269,31 +296,18 @@ func (s *Snapshot) ScoreMap(clusters []*ClusterInfo, scores []int64) map[string]
 		return insertScores(clusters, scores)
 	}
 	s.mu.RLock()
-	t := s.templates[h]
+	t := s.scores.byHash[h]
 	s.mu.RUnlock()
 	if t == nil || !slices.Equal(t.set, set) {
 		s.mu.Lock()
-		t = s.templates[h]
-		switch {
-		case t != nil && slices.Equal(t.set, set):
-		case t == nil && s.seenSets[h] && len(s.templates) < maxTemplates && s.templateEntries+len(clusters) <= maxTemplateEntries:
-			s.templateEntries += len(clusters)
-			t = &scoreTemplate{set: slices.Clone(set), zeros: make(map[string]int64, len(clusters))}
-			for _, c := range clusters {
-				t.zeros[c.Name] = 0
-			}
-			if s.templates == nil {
-				s.templates = make(map[uint64]*scoreTemplate)
-			}
-			s.templates[h] = t
-		default:
-			if s.seenSets == nil {
-				s.seenSets = make(map[uint64]bool)
-			}
-			if len(s.seenSets) < maxSeenSets {
-				s.seenSets[h] = true
-			}
-			t = nil
+		if t = s.scores.byHash[h]; t == nil || !slices.Equal(t.set, set) {
+			t = keep(s.family, &s.scores, h, t == nil, len(clusters), func() *scoreTemplate {
+				t := &scoreTemplate{set: slices.Clone(set), zeros: make(map[string]int64, len(clusters))}
+				for _, c := range clusters {
+					t.zeros[c.Name] = 0
+				}
+				return t
+			})
 		}
 		s.mu.Unlock()
 		if t == nil {
@@ -346,28 +360,14 @@ func (s *Snapshot) DiagnosisMap(clusters []*ClusterInfo, reasons [][]string) map
 		return true
 	}
 	s.mu.RLock()
-	t := s.diagnoses[h]
+	t := s.diagnoses.byHash[h]
 	s.mu.RUnlock()
 	if !same(t) {
 		s.mu.Lock()
-		t = s.diagnoses[h]
-		switch {
-		case same(t):
-		case t == nil && s.seenDiagnoses[h] && len(s.diagnoses) < maxTemplates && s.templateEntries+len(clusters) <= maxTemplateEntries:
-			s.templateEntries += len(clusters)
-			t = &diagnosisTemplate{set: slices.Clone(set), reasons: slices.Clone(reasons[:len(clusters)]), m: insertDiagnosis(clusters, reasons)}
-			if s.diagnoses == nil {
-				s.diagnoses = make(map[uint64]*diagnosisTemplate)
-			}
-			s.diagnoses[h] = t
-		default:
-			if s.seenDiagnoses == nil {
-				s.seenDiagnoses = make(map[uint64]bool)
-			}
-			if len(s.seenDiagnoses) < maxSeenSets {
-				s.seenDiagnoses[h] = true
-			}
-			t = nil
+		if t = s.diagnoses.byHash[h]; !same(t) {
+			t = keep(s.family, &s.diagnoses, h, t == nil, len(clusters), func() *diagnosisTemplate {
+				return &diagnosisTemplate{set: slices.Clone(set), reasons: slices.Clone(reasons[:len(clusters)]), m: insertDiagnosis(clusters, reasons)}
+			})
 		}
 		s.mu.Unlock()
 		if t == nil {

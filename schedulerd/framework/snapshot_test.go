@@ -58,7 +58,7 @@ func TestScoreMap(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if len(snap.templates) == 0 {
+	if len(snap.scores.byHash) == 0 {
 		t.Errorf("no set was remembered: the test does not cover copying")
 	}
 }
@@ -120,7 +120,7 @@ func TestDiagnosisMap(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if len(snap.diagnoses) == 0 {
+	if len(snap.diagnoses.byHash) == 0 {
 		t.Errorf("no diagnosis was remembered: the test does not cover copying")
 	}
 }

@@ -41,18 +41,13 @@ type Status struct {
 	Reasons []string
 }
 
-// NewStatus returns a status with the given code and reasons.
-func NewStatus(code Code, reasons ...string) *Status {
-	return &Status{Code: code, Reasons: reasons}
-}
-
 // skip is shared: a Skip status carries no data.
 var skip = &Status{Code: Skip}
 
 // Skipped returns the Skip status (see Skip).
 func Skipped() *Status { return skip }
 
-// Unfit is shorthand for NewStatus(Unschedulable, reasons...).
+// Unfit returns an Unschedulable status with the given reasons.
 func Unfit(reasons ...string) *Status {
 	return &Status{Code: Unschedulable, Reasons: reasons}
 }

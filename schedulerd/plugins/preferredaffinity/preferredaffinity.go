@@ -116,20 +116,12 @@ func asLabelSelector(reqs []corev1.NodeSelectorRequirement) (*metav1.LabelSelect
 	}
 	ls := &metav1.LabelSelector{MatchExpressions: make([]metav1.LabelSelectorRequirement, 0, len(reqs))}
 	for _, r := range reqs {
-		var op metav1.LabelSelectorOperator
-		switch r.Operator {
-		case corev1.NodeSelectorOpIn:
-			op = metav1.LabelSelectorOpIn
-		case corev1.NodeSelectorOpNotIn:
-			op = metav1.LabelSelectorOpNotIn
-		case corev1.NodeSelectorOpExists:
-			op = metav1.LabelSelectorOpExists
-		case corev1.NodeSelectorOpDoesNotExist:
-			op = metav1.LabelSelectorOpDoesNotExist
-		default:
+		// The operators label selectors share with node selectors are
+		// spelled the same, so the conversion is a change of type.
+		if _, ok := policy.SelectionOperator(string(r.Operator), false); !ok {
 			return nil, false
 		}
-		ls.MatchExpressions = append(ls.MatchExpressions, metav1.LabelSelectorRequirement{Key: r.Key, Operator: op, Values: r.Values})
+		ls.MatchExpressions = append(ls.MatchExpressions, metav1.LabelSelectorRequirement{Key: r.Key, Operator: metav1.LabelSelectorOperator(r.Operator), Values: r.Values})
 	}
 	return ls, true
 }
