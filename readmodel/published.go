@@ -1,6 +1,7 @@
 package readmodel
 
 import (
+	"context"
 	"sort"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -11,6 +12,24 @@ import (
 // its own (one filter per read, which every nats-server version counts
 // right) and hand the results together to FoldPublished.
 var PublishedSubjects = []string{events.AllObjects, events.AllBindings}
+
+// LatestReader returns the latest stored event of every subject of stream
+// matching filter; the bus at the caller's edge implements it.
+type LatestReader func(ctx context.Context, stream, filter string) ([]Stored, error)
+
+// ReadPublished reads PublishedSubjects one filter at a time with read and
+// folds them (FoldPublished): policyd's restart and the CLI's reads alike.
+func ReadPublished(ctx context.Context, read LatestReader) (Published, error) {
+	var all []Stored
+	for _, f := range PublishedSubjects {
+		ms, err := read(ctx, events.StreamPolicy, f)
+		if err != nil {
+			return Published{}, err
+		}
+		all = append(all, ms...)
+	}
+	return FoldPublished(all), nil
+}
 
 // Published is policyd's accepted state as it stands on FLOTILLA_POLICY:
 // the accepted record of every object and the latest binding of every

@@ -32,15 +32,9 @@ func storedMessage(m natsbus.Message) readmodel.Stored {
 // readPublished reads policyd's accepted objects and bindings
 // (readmodel.Published says where a template's record lives).
 func readPublished(ctx context.Context, bus *natsbus.Bus) (readmodel.Published, error) {
-	var all []readmodel.Stored
-	for _, f := range readmodel.PublishedSubjects {
-		ms, err := latest(ctx, bus, events.StreamPolicy, f)
-		if err != nil {
-			return readmodel.Published{}, err
-		}
-		all = append(all, ms...)
-	}
-	return readmodel.FoldPublished(all), nil
+	return readmodel.ReadPublished(ctx, func(ctx context.Context, stream, filter string) ([]readmodel.Stored, error) {
+		return latest(ctx, bus, stream, filter)
+	})
 }
 
 // readWork reads executord's reports, the placements and the clusters'
