@@ -282,6 +282,12 @@ type Eviction struct {
 	// over", "purgeMode Directly").
 	PurgedAt    *time.Time `json:"purgedAt,omitempty"`
 	PurgeReason string     `json:"purgeReason,omitempty"`
+	// Held: set while a Gracefully evicted copy is kept past its grace
+	// period because no replacement is placed and healthy, and says which
+	// ("no replacement could be placed", "the replacement is not healthy").
+	// Karmada deletes the copy then; Flotilla keeps it until a replacement
+	// is healthy, a reschedule or the template's deletion (docs/failover.md).
+	Held string `json:"held,omitempty"`
 	// PreservedLabels: the policy's statePreservation values read from the
 	// evicted copy (aliasLabelName -> value, from the cluster's last
 	// WorkStatus.PreservedState); executord adds them as labels to the copies

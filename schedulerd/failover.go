@@ -143,17 +143,28 @@ func (h *Handler) evaluateFailover(ctx context.Context, cause events.Event, k ev
 	} else {
 		h.queue.due[k] = next
 	}
-	if len(evicts) == 0 && len(v.Purge) == 0 {
+	if len(evicts) == 0 && len(v.Purge) == 0 && len(v.Hold) == 0 {
 		return nil
 	}
 	evs := slices.Clone(p.Evictions)
-	var purged []events.Eviction
+	var purged, held []events.Eviction
 	for _, pu := range v.Purge {
 		for i := range evs {
-			if evs[i].Cluster == pu.Cluster && evs[i].Kept() {
+			if evs[i].Cluster == pu.Cluster && evs[i].PurgedAt == nil {
 				t := now.UTC()
-				evs[i].PurgedAt, evs[i].PurgeReason = &t, pu.Reason
+				evs[i].PurgedAt, evs[i].PurgeReason, evs[i].Held = &t, pu.Reason, ""
 				purged = append(purged, evs[i])
+			}
+		}
+	}
+	// A copy held past its grace period is reported in the placement
+	// (flotilla get work, explain) and the log; it is no step of the
+	// failover history, which records only moves and deletions.
+	for _, ho := range v.Hold {
+		for i := range evs {
+			if evs[i].Cluster == ho.Cluster && evs[i].Kept() {
+				evs[i].Held = ho.Why
+				held = append(held, evs[i])
 			}
 		}
 	}
@@ -165,6 +176,9 @@ func (h *Handler) evaluateFailover(ctx context.Context, cause events.Event, k ev
 	to := h.book.placements[k]
 	if samePlacement(p, to) {
 		return nil // nothing changed (cannot happen for an eviction): no history
+	}
+	for _, e := range held {
+		h.logf("kept: no replacement", k, e, from, to.Clusters)
 	}
 	for _, e := range evicts {
 		h.metrics.evictions.WithLabelValues(e.Reason).Inc()
@@ -191,5 +205,5 @@ func (h *Handler) logf(what string, k events.ObjectKey, e events.Eviction, from,
 		return
 	}
 	h.log.Info(what, zap.String("workload", k.String()), zap.String("cluster", e.Cluster), zap.String("reason", e.Reason),
-		zap.String("message", e.Message), zap.String("purge", e.PurgeReason), zap.String("from", events.FormatTargets(from)), zap.String("to", events.FormatTargets(to)))
+		zap.String("message", e.Message), zap.String("purge", e.PurgeReason), zap.String("held", e.Held), zap.String("from", events.FormatTargets(from)), zap.String("to", events.FormatTargets(to)))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/schedulerd/core"
+	"github.com/flotilla-io/flotilla/schedulerd/failover"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins"
 )
 
@@ -393,5 +394,102 @@ func TestPreservedStateReachesTheEvictionThroughTheHandler(t *testing.T) {
 	p := lastPlacement(rec)
 	if len(p.Evictions) != 1 || p.Evictions[0].PreservedLabels["example.io/rev"] != "web-42" {
 		t.Fatalf("the eviction must carry cluster1's preserved state: %+v", p.Evictions)
+	}
+}
+
+func TestACopyNoClusterCanReplaceOutlivesItsGracePeriodUntilARescheduleOrTheTemplatesDeletion(t *testing.T) {
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2")
+	// Only cluster1 may run it: when cluster1 is lost, nowhere else can.
+	b := weighted(2, 1, map[string]int64{"cluster1": 1})
+	b.Spec.Failover = &policy.FailoverBehavior{Application: &policy.ApplicationFailoverBehavior{
+		DecisionConditions: policy.DecisionConditions{TolerationSeconds: i32p(5)}, PurgeMode: "Gracefully", GracePeriodSeconds: i32p(30)}}
+	ctx := context.Background()
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+		t.Fatal(err)
+	}
+	workHealthy(t, h, clk, "cluster1", 1, 2)
+	health(t, h, clk, "cluster1", "Unreachable", corev1.Taint{Key: policy.TaintClusterUnreachable, Effect: corev1.TaintEffectNoSchedule})
+	clk.advance(5 * time.Second)
+	tick(t, h)
+	p := lastPlacement(rec)
+	if p.Scheduled || len(p.Clusters) != 0 || len(p.Evictions) != 1 || !p.Evictions[0].Kept() || p.Evictions[0].Held != "" {
+		t.Fatalf("want cluster1 evicted, nowhere to go, its copy kept within the grace period: %s %+v", targetsOf(p), p.Evictions)
+	}
+
+	for i := 0; i < 40; i++ { // 40 s: past the 30 s grace period
+		clk.advance(time.Second)
+		tick(t, h)
+	}
+	p = lastPlacement(rec)
+	if len(p.Evictions) != 1 || !p.Evictions[0].Kept() || p.Evictions[0].Held != failover.HeldNotPlaced {
+		t.Fatalf("past its grace period the only copy must be held, not purged: %+v", p.Evictions)
+	}
+	if got := failoverRecords(rec, events.TypeFailoverPurged); len(got) != 0 {
+		t.Fatalf("no purge may be recorded for the only copy: %+v", got)
+	}
+	before := len(placements(rec))
+	clk.advance(time.Hour)
+	tick(t, h)
+	if n := len(placements(rec)) - before; n != 0 {
+		t.Fatalf("a held copy is reported once, not on every tick: %d new placements", n)
+	}
+
+	// cluster1 is back and the user reschedules: the held eviction is
+	// forgotten and the template returns to cluster1, its copy untouched.
+	health(t, h, clk, "cluster1", "Ready")
+	clk.advance(time.Second)
+	b2 := b
+	b2.Revision = 2
+	at := clk.t
+	b2.RescheduleRequestedAt = &at
+	clk.advance(time.Second)
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b2)); err != nil {
+		t.Fatal(err)
+	}
+	if p := lastPlacement(rec); targetsOf(p) != "cluster1=2" || len(p.Evictions) != 0 {
+		t.Fatalf("flotilla reschedule must end the hold and place cluster1=2 again: %s %+v", targetsOf(p), p.Evictions)
+	}
+	if got := failoverRecords(rec, events.TypeFailoverPurged); len(got) != 0 {
+		t.Fatalf("the copy was never released: %+v", got)
+	}
+
+	// Deleting the template withdraws its placement: every copy goes.
+	if err := h.Handle(ctx, ev(t, events.TypeBindingRemoved, b2)); err != nil {
+		t.Fatal(err)
+	}
+	if removed := rec.OfType(events.TypePlacementRemoved); len(removed) != 1 {
+		t.Fatalf("want the placement withdrawn once, got %d removals", len(removed))
+	}
+}
+
+func TestAHeldCopyIsReleasedWhenAReplacementBecomesHealthy(t *testing.T) {
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec := newFailoverHandler(t, clk, "cluster1", "cluster2")
+	b := weighted(4, 1, map[string]int64{"cluster1": 1, "cluster2": 1})
+	b.Spec.Failover = &policy.FailoverBehavior{Application: &policy.ApplicationFailoverBehavior{
+		DecisionConditions: policy.DecisionConditions{TolerationSeconds: i32p(5)}, PurgeMode: "Gracefully", GracePeriodSeconds: i32p(30)}}
+	ctx := context.Background()
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+		t.Fatal(err)
+	}
+	health(t, h, clk, "cluster1", "Unreachable")
+	clk.advance(5 * time.Second)
+	tick(t, h)
+	if got := targetsOf(lastPlacement(rec)); got != "cluster2=4" {
+		t.Fatalf("want cluster2 to take the 4 replicas, got %s", got)
+	}
+	clk.advance(31 * time.Second)
+	tick(t, h)
+	if p := lastPlacement(rec); len(p.Evictions) != 1 || p.Evictions[0].Held != failover.HeldNotHealthy {
+		t.Fatalf("a replacement that is placed but not healthy holds the copy past its grace period: %+v", p.Evictions)
+	}
+	workHealthy(t, h, clk, "cluster2", 1, 4)
+	p := lastPlacement(rec)
+	if len(p.Evictions) != 1 || p.Evictions[0].Kept() || p.Evictions[0].PurgeReason != failover.PurgedReplacementHealthy || p.Evictions[0].Held != "" {
+		t.Fatalf("a healthy replacement releases the held copy: %+v", p.Evictions)
+	}
+	if n := len(failoverRecords(rec, events.TypeFailoverPurged)); n != 1 {
+		t.Fatalf("want one purge record, got %d", n)
 	}
 }

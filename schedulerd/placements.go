@@ -175,6 +175,8 @@ func placementFingerprint(p events.PlacementDecision) string {
 		b = append(b, e.Cluster...)
 		b = append(b, " kept="...)
 		b = strconv.AppendBool(b, e.Kept())
+		b = append(b, " held="...)
+		b = append(b, e.Held...)
 	}
 	return string(b)
 }

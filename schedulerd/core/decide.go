@@ -6,6 +6,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/schedulerd/failover"
 	"github.com/flotilla-io/flotilla/schedulerd/framework"
 )
 
@@ -41,10 +42,10 @@ type DecideInput struct {
 //   - The evicted clusters are no candidates, and their replicas are
 //     placed again: Schedule sees the previous placement without them
 //     (reference §6.4).
-//   - A fresh reschedule forgets the purged evictions, and those of
-//     purgeMode Never (it stands in for Karmada's suppressDeletion:
-//     false), so the workload may move back; Schedule divides afresh and
-//     restarts clusterAffinities from the first term.
+//   - A fresh reschedule forgets the evictions failover.Forgotten names
+//     (purged, purgeMode Never, and copies held for want of a healthy
+//     replacement), so the workload may move back; Schedule divides afresh
+//     and restarts clusterAffinities from the first term.
 //   - "No cluster fits" (Result.Unfit) is a decision: the placement has no
 //     clusters and carries the diagnosis. After any other failure the
 //     previous clusters (without the evicted ones) are kept, as Karmada
@@ -64,7 +65,7 @@ func (s *Scheduler) Decide(in DecideInput) events.PlacementDecision {
 		sin.Previous, sin.ObservedAffinity = last.Clusters, last.AffinityName
 	}
 	if in.Fresh {
-		evs = slices.DeleteFunc(slices.Clone(evs), func(e events.Eviction) bool { return !e.Kept() || e.PurgeMode == events.PurgeNever })
+		evs = slices.DeleteFunc(slices.Clone(evs), failover.Forgotten)
 	}
 	if len(evs) > 0 {
 		sin.Evicted, sin.Previous = evictedNames(evs), withoutEvicted(sin.Previous, evs)

@@ -23,8 +23,12 @@
 //     interpreter's verdict as the definition of unhealthy.
 //   - Graceful eviction: the evicted copy is kept (PurgeMode Gracefully)
 //     until every cluster of the new placement runs the new replicas
-//     healthily, or until the grace period ends; Never keeps it until a
-//     reschedule; Directly purges at once.
+//     healthily; Never keeps it until a reschedule; Directly purges at
+//     once. Unlike Karmada (karmada-io/karmada#7455) the end of the grace
+//     period does not delete the copy when no replacement was placed or
+//     became healthy: it is held (events.Eviction.Held) until one is, a
+//     reschedule forgets the eviction (Forgotten), or the template is
+//     deleted. A failover never deletes the last copy.
 package failover
 
 import (
@@ -56,8 +60,13 @@ const (
 // Purge reasons.
 const (
 	PurgedReplacementHealthy = "replacement healthy"
-	PurgedGracePeriodOver    = "grace period over"
 	PurgedDirectly           = "purgeMode Directly"
+)
+
+// Why a copy is held past its grace period (events.Eviction.Held).
+const (
+	HeldNotPlaced  = "no replacement could be placed"
+	HeldNotHealthy = "the replacement is not healthy"
 )
 
 // Input is what one evaluation depends on.
@@ -85,12 +94,23 @@ type Purge struct {
 	Reason  string
 }
 
+// Hold marks a copy kept past its grace period, or says the reason for
+// holding it changed.
+type Hold struct {
+	Cluster string
+	// Why: HeldNotPlaced or HeldNotHealthy.
+	Why string
+}
+
 // Verdict is what is due now, and when to evaluate again.
 type Verdict struct {
 	// Evict: clusters to leave now, sorted by cluster name.
 	Evict []events.Eviction
 	// Purge: kept copies to release now, sorted by cluster name.
 	Purge []Purge
+	// Hold: kept copies whose Held must be set (or changed) now, because
+	// their grace period is over without a healthy replacement.
+	Hold []Hold
 	// NextCheck: when a toleration, grace period or rule runs out next
 	// (zero: nothing is pending, only a new report can change the verdict).
 	NextCheck time.Time
@@ -108,10 +128,15 @@ func Evaluate(in Input) Verdict {
 	evicted := map[string]bool{}
 	for _, e := range in.Placement.Evictions {
 		evicted[e.Cluster] = true
-		if p, at, ok := purgeDue(in, e); ok {
-			v.Purge = append(v.Purge, p)
-		} else if !at.IsZero() {
-			later(at)
+		f := OldCopy(in, e)
+		switch {
+		case f.Purge != "":
+			v.Purge = append(v.Purge, Purge{e.Cluster, f.Purge})
+		case f.Held != e.Held:
+			v.Hold = append(v.Hold, Hold{e.Cluster, f.Held})
+		}
+		if !f.Next.IsZero() {
+			later(f.Next)
 		}
 	}
 	clusters := slices.Clone(in.Placement.Clusters)
@@ -169,27 +194,65 @@ func NormalPurgeMode(m string) string {
 	return m
 }
 
-// purgeDue says whether a kept copy may go now; if not, when to look again
-// (zero: only a new report can release it).
-func purgeDue(in Input, e events.Eviction) (Purge, time.Time, bool) {
-	if !e.Kept() {
-		return Purge{}, time.Time{}, false
+// Fate is what becomes of one evicted copy now.
+type Fate struct {
+	// Purge: release the copy now, for this reason ("": keep it).
+	Purge string
+	// Held: why a kept copy is kept past its grace period (HeldNotPlaced,
+	// HeldNotHealthy; "" within it, for Never, and once released).
+	Held string
+	// Next: when the fate changes unless a report changes it first (zero:
+	// only a new report can).
+	Next time.Time
+}
+
+// OldCopy decides the fate of the copy eviction e left behind, in the
+// template's current placement and work health (in):
+//   - released already (PurgedAt set): nothing more;
+//   - purgeMode Directly: purge now;
+//   - purgeMode Never: kept, until a reschedule forgets it (Forgotten);
+//   - Gracefully: purged once every cluster of the placement runs the new
+//     replicas healthily; until then kept, and once the grace period is
+//     over held, with why: no replacement could be placed, or it is not
+//     healthy. Karmada purges at the end of the grace period whatever the
+//     replacement's state (karmada-io/karmada#7455); Flotilla never deletes
+//     the last copy.
+//
+// The template's deletion withdraws its whole placement, kept copies
+// included; the shell never asks about a deleted template.
+func OldCopy(in Input, e events.Eviction) Fate {
+	switch {
+	case e.PurgedAt != nil:
+		return Fate{}
+	case e.PurgeMode == events.PurgeDirectly:
+		return Fate{Purge: PurgedDirectly}
+	case e.PurgeMode == events.PurgeNever:
+		return Fate{}
 	}
-	if e.PurgeMode == events.PurgeNever {
-		return Purge{}, time.Time{}, false
+	if replacementHealthy(in) {
+		return Fate{Purge: PurgedReplacementHealthy}
 	}
 	grace := DefaultGracePeriod
 	if e.GracePeriodSeconds > 0 {
 		grace = time.Duration(e.GracePeriodSeconds) * time.Second
 	}
-	deadline := e.EvictedAt.Add(grace)
-	if !in.Now.Before(deadline) {
-		return Purge{e.Cluster, PurgedGracePeriodOver}, time.Time{}, true
+	if deadline := e.EvictedAt.Add(grace); in.Now.Before(deadline) {
+		return Fate{Next: deadline}
 	}
-	if replacementHealthy(in) {
-		return Purge{e.Cluster, PurgedReplacementHealthy}, time.Time{}, true
+	if !in.Placement.Scheduled || len(in.Placement.Clusters) == 0 {
+		return Fate{Held: HeldNotPlaced}
 	}
-	return Purge{}, deadline, false
+	return Fate{Held: HeldNotHealthy}
+}
+
+// Forgotten reports whether a fresh reschedule (flotilla reschedule) drops
+// eviction e, so that its cluster is a candidate again and what becomes of
+// its copy follows the new placement: the user's decision wins. It drops
+// released evictions, those of purgeMode Never (standing in for Karmada's
+// suppressDeletion: false) and held ones; a Gracefully evicted copy still
+// within its grace period stays kept, as before the reschedule.
+func Forgotten(e events.Eviction) bool {
+	return !e.Kept() || e.PurgeMode == events.PurgeNever || e.Held != ""
 }
 
 // replacementHealthy: the placement is scheduled and every cluster in it

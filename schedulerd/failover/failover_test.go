@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -259,12 +260,20 @@ func TestGracefulEvictionPurge(t *testing.T) {
 			t.Fatalf("want cluster1 purged as the replacement is healthy, got %+v", v.Purge)
 		}
 	})
-	t.Run("the old copy is purged when the grace period ends even if the replacement is not healthy", func(t *testing.T) {
+	t.Run("the old copy is held, not purged, when the grace period ends before the replacement is healthy", func(t *testing.T) {
 		in := base(events.PurgeGracefully, 120)
 		in.Now = t0.Add(secs(120))
 		v := Evaluate(in)
-		if len(v.Purge) != 1 || v.Purge[0].Reason != PurgedGracePeriodOver {
-			t.Fatalf("want purged at the end of the grace period, got %+v", v.Purge)
+		if diff := cmp.Diff(Verdict{Hold: []Hold{{"cluster1", HeldNotHealthy}}}, v); diff != "" {
+			t.Fatalf("want cluster1 held at the end of the grace period (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("a copy already held for the same reason is not held again", func(t *testing.T) {
+		in := base(events.PurgeGracefully, 120)
+		in.Placement.Evictions[0].Held = HeldNotHealthy
+		in.Now = t0.Add(secs(3600))
+		if diff := cmp.Diff(Verdict{}, Evaluate(in)); diff != "" {
+			t.Fatalf("want nothing to do (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("without gracePeriodSeconds the default of 10 minutes applies", func(t *testing.T) {
@@ -368,4 +377,85 @@ func TestAPodUnavailableRuleCountsFromWhenItBeganToHold(t *testing.T) {
 			t.Fatal("the rules, not the interpreter, decide")
 		}
 	})
+}
+
+func TestTheOldCopyIsKeptUntilAReplacementIsHealthy(t *testing.T) {
+	healthy := func(c string, n int32) events.WorkStatus {
+		return events.WorkStatus{Cluster: c, Generation: 1, Replicas: n, AvailableReplicas: n, Health: events.WorkHealthy}
+	}
+	replaced := events.PlacementDecision{Scheduled: true, Generation: 1,
+		Clusters: []events.TargetCluster{{Name: "cluster2", Replicas: 3}, {Name: "cluster3", Replicas: 3}}}
+	unplaced := events.PlacementDecision{Generation: 1, Error: "0/3 clusters are available"}
+	bothHealthy := map[string]events.WorkStatus{"cluster2": healthy("cluster2", 3), "cluster3": healthy("cluster3", 3)}
+	oneStarting := map[string]events.WorkStatus{"cluster2": healthy("cluster2", 3),
+		"cluster3": {Cluster: "cluster3", Generation: 1, Replicas: 3, AvailableReplicas: 1, Health: events.WorkUnhealthy}}
+	eviction := func(mode string) events.Eviction {
+		return events.Eviction{Cluster: "cluster1", Reason: events.EvictApplicationFailure, PurgeMode: mode, GracePeriodSeconds: 120, Replicas: 2, EvictedAt: t0}
+	}
+	tests := []struct {
+		name      string
+		placement events.PlacementDecision
+		work      map[string]events.WorkStatus
+		eviction  events.Eviction
+		now       time.Duration
+		want      Fate
+	}{
+		{"a healthy replacement releases the copy before the grace period ends",
+			replaced, bothHealthy, eviction(events.PurgeGracefully), secs(30), Fate{Purge: PurgedReplacementHealthy}},
+		{"a healthy replacement releases the copy at the end of the grace period",
+			replaced, bothHealthy, eviction(events.PurgeGracefully), secs(120), Fate{Purge: PurgedReplacementHealthy}},
+		{"a replacement that was never placed keeps the copy within the grace period",
+			unplaced, nil, eviction(events.PurgeGracefully), secs(30), Fate{Next: t0.Add(secs(120))}},
+		{"a replacement that was never placed holds the copy past the grace period",
+			unplaced, nil, eviction(events.PurgeGracefully), secs(120), Fate{Held: HeldNotPlaced}},
+		{"a placement that names no cluster is no replacement",
+			events.PlacementDecision{Scheduled: true, Generation: 1}, nil, eviction(events.PurgeGracefully), secs(3600), Fate{Held: HeldNotPlaced}},
+		{"a placed replacement that is not healthy keeps the copy within the grace period",
+			replaced, oneStarting, eviction(events.PurgeGracefully), secs(30), Fate{Next: t0.Add(secs(120))}},
+		{"a placed replacement that never became healthy holds the copy past the grace period",
+			replaced, oneStarting, eviction(events.PurgeGracefully), 24 * time.Hour, Fate{Held: HeldNotHealthy}},
+		{"a replacement that never reported holds the copy past the grace period",
+			replaced, nil, eviction(events.PurgeGracefully), secs(121), Fate{Held: HeldNotHealthy}},
+		{"purgeMode Directly purges at once, with no replacement at all",
+			unplaced, nil, eviction(events.PurgeDirectly), 0, Fate{Purge: PurgedDirectly}},
+		{"purgeMode Never keeps the copy even with a healthy replacement",
+			replaced, bothHealthy, eviction(events.PurgeNever), 24 * time.Hour, Fate{}},
+		{"a released copy has no fate left",
+			replaced, bothHealthy, events.Eviction{Cluster: "cluster1", PurgeMode: events.PurgeGracefully, EvictedAt: t0, PurgedAt: at(secs(5)), PurgeReason: PurgedReplacementHealthy}, secs(30), Fate{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := divided222(seed000())
+			in.Placement, in.Now = tt.placement, t0.Add(tt.now)
+			in.Placement.Evictions = []events.Eviction{tt.eviction}
+			if tt.work != nil {
+				in.Work = tt.work
+			}
+			if diff := cmp.Diff(tt.want, OldCopy(in, tt.eviction)); diff != "" {
+				t.Errorf("OldCopy (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestARescheduleForgetsTheEvictionsTheUserMayOverrule(t *testing.T) {
+	purgedAt := at(secs(10))
+	tests := []struct {
+		name     string
+		eviction events.Eviction
+		want     bool
+	}{
+		{"a held copy is the user's to decide about", events.Eviction{PurgeMode: events.PurgeGracefully, Held: HeldNotPlaced}, true},
+		{"a Never eviction ends at a reschedule", events.Eviction{PurgeMode: events.PurgeNever}, true},
+		{"a purged eviction is forgotten", events.Eviction{PurgeMode: events.PurgeGracefully, PurgedAt: purgedAt}, true},
+		{"a Directly eviction is forgotten", events.Eviction{PurgeMode: events.PurgeDirectly, PurgedAt: purgedAt}, true},
+		{"a copy within its grace period stays kept", events.Eviction{PurgeMode: events.PurgeGracefully}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Forgotten(tt.eviction); got != tt.want {
+				t.Errorf("Forgotten = %t, want %t", got, tt.want)
+			}
+		})
+	}
 }
