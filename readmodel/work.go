@@ -17,6 +17,27 @@ const (
 	WorkUnknown = "Unknown"
 )
 
+// KeptNoReplacement starts the message of an evicted copy failover keeps
+// past its grace period because no replacement is placed and healthy
+// (events.Eviction.Held): the copy stays until one is, a reschedule, or the
+// template's deletion.
+const KeptNoReplacement = "kept: no replacement"
+
+// OldCopy says what became of the copy eviction e left behind, as `get
+// work` and `explain` show it: "kept (MODE)", "kept: no replacement (WHY)"
+// or "purged: REASON".
+func OldCopy(e events.Eviction) string {
+	switch {
+	case !e.Kept() && e.PurgeReason != "":
+		return "purged: " + e.PurgeReason
+	case !e.Kept():
+		return "purged"
+	case e.Held != "":
+		return KeptNoReplacement + " (" + e.Held + ")"
+	}
+	return "kept (" + e.PurgeMode + ")"
+}
+
 // Work is every template's work in every member cluster: executord's
 // reports joined with the placements. Items is what `-o json|yaml` prints;
 // Phase says what the tables show.
@@ -35,7 +56,9 @@ type Work struct {
 //   - Pending for a placed cluster executord has not reported on yet (aged
 //     from the decision);
 //   - Evicted for a reported cluster the placement no longer lists because
-//     failover evicted it and keeps its copy (the message says why);
+//     failover evicted it and keeps its copy (the message says why, and
+//     starts with KeptNoReplacement once the copy is held past its grace
+//     period);
 //   - Deleting for any other reported cluster the placement no longer lists
 //     (until executord reports it gone);
 //   - else the phase executord reported.
@@ -70,6 +93,9 @@ func Join(reports []Stored, decisions []events.PlacementDecision, health []Store
 		if e, ok := evicted[id]; ok && !placed[id] && e.Kept() {
 			s.Phase = WorkEvicted
 			s.Message = fmt.Sprintf("evicted (%s), copy kept (%s): %s", e.Reason, e.PurgeMode, e.Message)
+			if e.Held != "" {
+				s.Message = fmt.Sprintf("%s; evicted (%s): %s", OldCopy(e), e.Reason, e.Message)
+			}
 		} else if !placed[id] {
 			s.Phase = events.WorkDeleting
 		}
@@ -98,11 +124,16 @@ func (w Work) Filter(keep func(events.WorkStatus) bool) Work {
 // Phase is the phase and message `get work`, `get KIND/NAME` and `describe
 // work` show for s, an item of w: Unknown while s's cluster is lost (it
 // cannot report, so its last report is not shown as current; the message
-// says since when and what it last reported), unless s is Deleted;
-// otherwise s's own phase and message.
+// says since when and what it last reported, and that its copy is held
+// if it is), unless s is Deleted; otherwise s's own phase and message.
 func (w Work) Phase(s events.WorkStatus) (phase, message string) {
 	if why, ok := w.lost[s.Cluster]; ok && s.Phase != events.WorkDeleted {
-		return WorkUnknown, fmt.Sprintf("cluster %s; last reported %s", why, s.Phase)
+		message = fmt.Sprintf("cluster %s; last reported %s", why, s.Phase)
+		if s.Phase == WorkEvicted && strings.HasPrefix(s.Message, KeptNoReplacement) {
+			// The lost cluster is where the only copy runs: say so.
+			message += "; " + s.Message
+		}
+		return WorkUnknown, message
 	}
 	return s.Phase, s.Message
 }

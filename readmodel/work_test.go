@@ -26,6 +26,9 @@ func phaseCases() []phaseCase {
 		Clusters: []events.TargetCluster{{Name: "cluster2", Replicas: 3}}}
 	kept := moved
 	kept.Evictions = []events.Eviction{{Cluster: "cluster1", Reason: events.EvictTaintUntolerated, PurgeMode: events.PurgeGracefully, Message: "cluster1 is unreachable", EvictedAt: t0}}
+	held := events.PlacementDecision{Key: myApp, Generation: 2, DecidedAt: t0, Error: "0/3 clusters are available"}
+	held.Evictions = []events.Eviction{{Cluster: "cluster1", Reason: events.EvictApplicationFailure, PurgeMode: events.PurgeGracefully, Message: "cluster1 has been Unreachable", EvictedAt: t0,
+		Held: "no replacement could be placed"}}
 	purged := moved
 	purged.Evictions = []events.Eviction{{Cluster: "cluster1", Reason: events.EvictTaintUntolerated, PurgeMode: events.PurgeDirectly, EvictedAt: t0}}
 	running := events.WorkStatus{Key: myApp, Cluster: "cluster1", Generation: 2, Phase: events.WorkRunning, Replicas: 3, ReadyReplicas: 3, CreatedAt: t0}
@@ -39,6 +42,10 @@ func phaseCases() []phaseCase {
 		{name: "a cluster the placement no longer lists is Deleting", decision: moved, reports: []events.WorkStatus{running}, wantPhase: events.WorkDeleting},
 		{name: "a cluster evicted with its copy kept is Evicted", decision: kept, reports: []events.WorkStatus{running}, wantPhase: WorkEvicted,
 			wantMsg: "evicted (TaintUntolerated), copy kept (Gracefully): cluster1 is unreachable"},
+		{name: "a copy held past its grace period says it is kept for want of a replacement", decision: held, reports: []events.WorkStatus{running}, wantPhase: WorkEvicted,
+			wantMsg: "kept: no replacement (no replacement could be placed); evicted (ApplicationFailure): cluster1 has been Unreachable"},
+		{name: "a lost cluster's held copy is Unknown and says it is kept for want of a replacement", decision: held, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
+			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Evicted; kept: no replacement (no replacement could be placed); evicted (ApplicationFailure): cluster1 has been Unreachable"},
 		{name: "a cluster evicted with its copy purged is Deleting", decision: purged, reports: []events.WorkStatus{running}, wantPhase: events.WorkDeleting},
 		{name: "a lost cluster's work is Unknown", decision: placed, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
 			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Running"},
@@ -142,6 +149,29 @@ func TestFindTemplate(t *testing.T) {
 			}
 			if got.Placement.Key != tt.want || got.Placement.Binding != nil {
 				t.Errorf("placement %v (binding %v), want %v without its binding", got.Placement.Key, got.Placement.Binding, tt.want)
+			}
+		})
+	}
+}
+
+func TestOldCopySaysWhatBecameOfAnEvictedCopy(t *testing.T) {
+	purgedAt := t0
+	tests := []struct {
+		name     string
+		eviction events.Eviction
+		want     string
+	}{
+		{"a copy within its grace period is kept", events.Eviction{PurgeMode: events.PurgeGracefully}, "kept (Gracefully)"},
+		{"a Never copy is kept", events.Eviction{PurgeMode: events.PurgeNever}, "kept (Never)"},
+		{"a held copy is kept for want of a replacement", events.Eviction{PurgeMode: events.PurgeGracefully, Held: "the replacement is not healthy"},
+			"kept: no replacement (the replacement is not healthy)"},
+		{"a purged copy says why", events.Eviction{PurgeMode: events.PurgeGracefully, PurgedAt: &purgedAt, PurgeReason: "replacement healthy"}, "purged: replacement healthy"},
+		{"a Directly copy is purged", events.Eviction{PurgeMode: events.PurgeDirectly, PurgeReason: "purgeMode Directly"}, "purged: purgeMode Directly"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, OldCopy(tt.eviction)); diff != "" {
+				t.Errorf("OldCopy (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -102,11 +102,7 @@ func explain(out io.Writer, p events.PlacementDecision) {
 		w := table(out)
 		fmt.Fprintln(w, "  CLUSTER\tREASON\tEVICTED\tOLD COPY\tWHY")
 		for _, e := range p.Evictions {
-			copyState := "kept (" + e.PurgeMode + ")"
-			if !e.Kept() {
-				copyState = "purged: " + e.PurgeReason
-			}
-			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", e.Cluster, e.Reason, e.EvictedAt.Format("2006-01-02 15:04:05Z07:00"), copyState, e.Message)
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%s\n", e.Cluster, e.Reason, e.EvictedAt.Format("2006-01-02 15:04:05Z07:00"), readmodel.OldCopy(e), e.Message)
 		}
 		_ = w.Flush()
 	}
