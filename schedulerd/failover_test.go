@@ -82,6 +82,21 @@ func workHealthy(t *testing.T, h *Handler, clk *testClock, cluster string, gen i
 	}
 }
 
+// reschedule is flotilla reschedule of b a second from now: its next
+// revision, asking for a fresh decision, handed over a second later.
+func reschedule(t *testing.T, h *Handler, clk *testClock, b events.Binding) events.Binding {
+	t.Helper()
+	clk.advance(time.Second)
+	b.Revision++
+	at := clk.t
+	b.RescheduleRequestedAt = &at
+	clk.advance(time.Second)
+	if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, b)); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func tick(t *testing.T, h *Handler) {
 	t.Helper()
 	if err := h.Tick(context.Background()); err != nil {
@@ -148,15 +163,7 @@ func TestSeed000FailoverMovesTwoTwoTwoToThreeThreeAndNothingMovesBackUntilAResch
 	}
 
 	// An explicit reschedule moves work back and forgets the purged eviction.
-	clk.advance(time.Second)
-	b2 := b
-	b2.Revision = 2
-	at := clk.t
-	b2.RescheduleRequestedAt = &at
-	clk.advance(time.Second)
-	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b2)); err != nil {
-		t.Fatal(err)
-	}
+	reschedule(t, h, clk, b)
 	p = lastPlacement(rec)
 	if got := targetsOf(p); got != "cluster1=2,cluster2=2,cluster3=2" || len(p.Evictions) != 0 {
 		t.Fatalf("flotilla reschedule must move work back to 2/2/2 and clear the eviction: %s %+v", got, p.Evictions)
@@ -285,14 +292,7 @@ func TestARescheduleEndsAPurgeModeNeverEviction(t *testing.T) {
 		t.Fatalf("Never keeps the copy for ever: %+v", p.Evictions)
 	}
 	health(t, h, clk, "cluster1", "Ready")
-	b2 := b
-	b2.Revision = 2
-	at := clk.t
-	b2.RescheduleRequestedAt = &at
-	clk.advance(time.Second)
-	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b2)); err != nil {
-		t.Fatal(err)
-	}
+	reschedule(t, h, clk, b)
 	if p := lastPlacement(rec); len(p.Evictions) != 0 || targetsOf(p) != "cluster1=2,cluster2=2,cluster3=2" {
 		t.Fatalf("flotilla reschedule must end the Never eviction and place 2/2/2 again: %s %+v", targetsOf(p), p.Evictions)
 	}
@@ -438,15 +438,7 @@ func TestACopyNoClusterCanReplaceOutlivesItsGracePeriodUntilARescheduleOrTheTemp
 	// cluster1 is back and the user reschedules: the held eviction is
 	// forgotten and the template returns to cluster1, its copy untouched.
 	health(t, h, clk, "cluster1", "Ready")
-	clk.advance(time.Second)
-	b2 := b
-	b2.Revision = 2
-	at := clk.t
-	b2.RescheduleRequestedAt = &at
-	clk.advance(time.Second)
-	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b2)); err != nil {
-		t.Fatal(err)
-	}
+	b2 := reschedule(t, h, clk, b)
 	if p := lastPlacement(rec); targetsOf(p) != "cluster1=2" || len(p.Evictions) != 0 {
 		t.Fatalf("flotilla reschedule must end the hold and place cluster1=2 again: %s %+v", targetsOf(p), p.Evictions)
 	}
