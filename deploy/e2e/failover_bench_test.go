@@ -30,12 +30,7 @@ func TestBenchFailoverTimings(t *testing.T) {
 	}
 	const toleration = 10 * time.Second
 	s := newSystem(t)
-	stopped := false
-	t.Cleanup(func() {
-		if stopped {
-			s.sandboxCluster("start", "cluster1")
-		}
-	})
+	cluster1 := s.stoppable("cluster1")
 	for _, d := range []string{"policyd", "schedulerd", "executord"} {
 		s.start(d)
 	}
@@ -55,8 +50,7 @@ func TestBenchFailoverTimings(t *testing.T) {
 		expectMembers(s, name+" at 2/2/2", ns, name, map[string]int32{"cluster1": 2, "cluster2": 2, "cluster3": 2})
 
 		stopAt := time.Now()
-		s.sandboxCluster("stop", "cluster1")
-		stopped = true
+		cluster1.stop()
 		stopTook := time.Since(stopAt)
 		expectMembers(s, name+" at 3/3", ns, name, map[string]int32{"cluster2": 3, "cluster3": 3})
 		// Let the work statuses of the healthy replacement land.
@@ -71,8 +65,7 @@ func TestBenchFailoverTimings(t *testing.T) {
 			return nil
 		})
 		startAt := time.Now()
-		s.sandboxCluster("start", "cluster1")
-		stopped = false
+		cluster1.start()
 		eventually(t, 120*time.Second, "the old copy gone from cluster1", func() error {
 			got, err := s.memberReplicas(ns, name, "cluster1")
 			if err != nil {

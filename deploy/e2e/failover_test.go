@@ -30,6 +30,34 @@ func (s *system) sandboxCluster(verb, name string) {
 	}
 }
 
+// stoppableMember is a sandbox member a test stops and starts with
+// sandboxCluster; one still stopped when the test ends is started again.
+type stoppableMember struct {
+	s       *system
+	name    string
+	stopped bool
+}
+
+func (s *system) stoppable(name string) *stoppableMember {
+	m := &stoppableMember{s: s, name: name}
+	s.t.Cleanup(func() {
+		if m.stopped {
+			s.sandboxCluster("start", name)
+		}
+	})
+	return m
+}
+
+func (m *stoppableMember) stop() {
+	m.s.sandboxCluster("stop", m.name)
+	m.stopped = true
+}
+
+func (m *stoppableMember) start() {
+	m.s.sandboxCluster("start", m.name)
+	m.stopped = false
+}
+
 // latestPlacement reads a template's placement as `flotilla get placements -o json` shows it.
 func (s *system) latestPlacement(ns, name string) (events.PlacementDecision, error) {
 	var got struct {
@@ -95,12 +123,7 @@ func expectMembers(s *system, what, ns, name string, want map[string]int32) {
 // moves back.
 func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *testing.T) {
 	s := newSystem(t)
-	stopped := false
-	t.Cleanup(func() {
-		if stopped {
-			s.sandboxCluster("start", "cluster1")
-		}
-	})
+	cluster1 := s.stoppable("cluster1")
 	s.startAll()
 	s.joinAll()
 	ns := uniqueNS("failover")
@@ -125,8 +148,7 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 	expectMembers(s, "seed 000's my-app duplicated to cluster1 and cluster2", ns, "my-app", map[string]int32{"cluster1": myAppReplicas, "cluster2": myAppReplicas, "cluster3": -1})
 
 	stoppedAt := time.Now()
-	s.sandboxCluster("stop", "cluster1")
-	stopped = true
+	cluster1.stop()
 	expectMembers(s, "web at 3/3 on cluster2 and cluster3", ns, "web", map[string]int32{"cluster2": 3, "cluster3": 3})
 	t.Logf("web ran 3/3 on cluster2 and cluster3 %s after cluster1 was stopped", time.Since(stoppedAt).Round(time.Second))
 	eventually(t, 60*time.Second, "both placements to leave cluster1 with an eviction", func() error {
@@ -146,8 +168,7 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 		t.Fatalf("explain must show the eviction:\n%s", explain)
 	}
 
-	s.sandboxCluster("start", "cluster1")
-	stopped = false
+	cluster1.start()
 	// The old copies in cluster1 are purged once it is back (the purge was
 	// held while it was down); nothing moves back.
 	eventually(t, 120*time.Second, "cluster1's old copies to be purged on its return", func() error {
