@@ -322,7 +322,18 @@ const (
 	WorkFailed      = "Failed"
 	WorkDeleting    = "Deleting"
 	WorkDeleted     = "Deleted"
+	// WorkForbidden: the member refused Flotilla's credentials (RBAC, a
+	// quota); executord retries with a long backoff until its admin fixes
+	// it, and the message says what the credentials lack.
+	WorkForbidden = "Forbidden"
 )
+
+// WorkReasonRefused: the member refused the manifest itself (422 Invalid,
+// 413 too large, 400, an admission webhook's denial). The same manifest
+// would be refused again, so executord does not retry it for this
+// generation and binding revision; a new placement or template generation
+// tries again.
+const WorkReasonRefused = "MemberRefused"
 
 // Work health, as Karmada's resource interpreter reports it.
 const (
@@ -339,6 +350,9 @@ type WorkStatus struct {
 	BindingRevision int64     `json:"bindingRevision"`
 	Phase           string    `json:"phase"`
 	Message         string    `json:"message,omitempty"`
+	// Reason is the machine-readable cause of a Failed phase, when there
+	// is one: WorkReasonRefused.
+	Reason string `json:"reason,omitempty"`
 	// ObservedGeneration is the member object's metadata.generation as observed.
 	ObservedGeneration int64    `json:"observedGeneration,omitempty"`
 	Replicas           int32    `json:"replicas,omitempty"`

@@ -145,6 +145,9 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 	obj.SetAnnotations(ann)
 	status.AppliedHash = hash
 	w.desired[u.key] = obj.Object
+	if refused(w.work[u.key], status) {
+		return nil // its Failed status stands; a redelivery, a drift check or a restart sends nothing
+	}
 
 	gvk := obj.GroupVersionKind()
 	mapping, err := w.mapping(gvk)
@@ -195,20 +198,38 @@ func overwrite(b *events.Binding) bool {
 	return b.Spec != nil && b.Spec.ConflictResolution == "Overwrite"
 }
 
-// applyError classifies a member error: permanent ones (invalid,
-// forbidden) become a Failed status; any other (no answer, a timeout, a
-// kind not served yet) a Failed status that says the apply is held, and a
-// memberError, so that the apply is held and retried (held.go).
+// applyError reports a member error by its class (classify): a final one
+// ends the apply as Failed with the member's message and reason
+// events.WorkReasonRefused (applyUnit does not send that manifest again);
+// a forbidden one is a Forbidden status that says what the credentials
+// lack, and a transient one a Failed status that says the apply is held.
+// Both return a memberError, so that the apply is held and retried
+// (held.go).
 func (w *worker) applyError(ctx context.Context, cause events.Event, status events.WorkStatus, err error) error {
-	status.Phase, status.Message = events.WorkFailed, err.Error()
-	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err) || apierrors.IsMethodNotSupported(err) {
+	me := newMemberError(fmt.Errorf("apply to %s: %w", w.name, err))
+	switch me.class {
+	case final:
+		status.Phase, status.Message, status.Reason = events.WorkFailed, err.Error(), events.WorkReasonRefused
+		w.log.Info("the member refused the manifest; not retried for this generation", zap.String("workload", status.Key.String()),
+			zap.Int64("generation", status.Generation), zap.Int64("binding_revision", status.BindingRevision), zap.Error(err))
 		return w.publish(ctx, cause, status)
+	case forbidden:
+		status.Phase, status.Message = events.WorkForbidden, forbiddenMessage(err, w.name)
+	default:
+		status.Phase, status.Message = events.WorkFailed, err.Error()+"; held, retried until "+w.name+" takes it"
 	}
-	status.Message += "; held, retried until " + w.name + " takes it"
 	if perr := w.publish(ctx, cause, status); perr != nil {
 		return perr
 	}
-	return &memberError{fmt.Errorf("apply to %s: %w", w.name, err)}
+	return me
+}
+
+// refused reports whether last says the member refused the manifest that
+// status is about to apply (the same hash, generation and binding
+// revision): it would be refused again.
+func refused(last, status events.WorkStatus) bool {
+	return last.Phase == events.WorkFailed && last.Reason == events.WorkReasonRefused && last.AppliedHash == status.AppliedHash &&
+		last.Generation == status.Generation && last.BindingRevision == status.BindingRevision
 }
 
 // publishObserved publishes status with what the member object says: phase,
@@ -268,18 +289,18 @@ func (w *worker) remove(ctx context.Context, cause events.Event, key events.Obje
 	case err != nil:
 		// Discovery failed (a member that is down, after a restart emptied
 		// the cache): nothing is known to be deleted yet.
-		return &memberError{fmt.Errorf("delete from %s: %w", w.name, err)}
+		return newMemberError(fmt.Errorf("delete from %s: %w", w.name, err))
 	default:
 		ri := w.resource(mapping, key.Namespace)
 		cur, err := ri.Get(ctx, key.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil:
-			return &memberError{fmt.Errorf("delete from %s: %w", w.name, err)}
+			return newMemberError(fmt.Errorf("delete from %s: %w", w.name, err))
 		case cur.GetLabels()[render.LabelManaged] == "true":
 			policy := metav1.DeletePropagationBackground
 			if err := ri.Delete(ctx, key.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {
-				return &memberError{fmt.Errorf("delete from %s: %w", w.name, err)}
+				return newMemberError(fmt.Errorf("delete from %s: %w", w.name, err))
 			}
 			w.log.Info("deleted", zap.String("workload", key.String()))
 		}

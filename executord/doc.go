@@ -10,7 +10,13 @@
 // status says so. An apply or removal the member cannot take (it is down,
 // times out, or is busy) is held and retried every resync interval with
 // backoff until it is carried out or a later placement decides otherwise;
-// the placement is acknowledged, never dead-lettered (held.go).
+// the placement is acknowledged, never dead-lettered (held.go). A member's
+// error ends the apply or not by its class (classify.go): a refusal of the
+// manifest itself (422, 413, 400, an admission denial) ends it as Failed
+// with reason events.WorkReasonRefused, and that manifest is not sent
+// again until a new placement; a 403 (RBAC, a quota) is retried with a
+// backoff of up to 5 minutes under phase Forbidden; anything else is
+// retried as above.
 //
 // Failover statePreservation (Karmada's StatefulFailoverInjection,
 // preserve.go): each work status of a template whose policy has

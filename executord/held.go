@@ -36,8 +36,9 @@ type held struct {
 	gen, rev int64
 	since    time.Time
 	failures int
-	next     time.Time // no retry before
-	err      string    // the first error, in the status and the log
+	next     time.Time  // no retry before
+	err      string     // the first error, in the status and the log
+	class    errorClass // of the last failure: how long the backoff grows
 }
 
 func (h *held) op() string {
@@ -48,8 +49,15 @@ func (h *held) op() string {
 }
 
 // memberError is an error of the member cluster that a later attempt may
-// not meet. Operations failing with it are held.
-type memberError struct{ err error }
+// not meet (transient, or forbidden until the member's admin acts).
+// Operations failing with it are held.
+type memberError struct {
+	class errorClass
+	err   error
+}
+
+// newMemberError wraps err, classified.
+func newMemberError(err error) *memberError { return &memberError{class: classify(err), err: err} }
 
 func (e *memberError) Error() string { return e.err.Error() }
 func (e *memberError) Unwrap() error { return e.err }
@@ -75,13 +83,19 @@ func unreachable(err error) bool {
 }
 
 // retryDelay is how long a held operation waits after its n-th failure:
-// base (the resync interval), doubled per failure, at most 10 × base.
-func retryDelay(failures int, base time.Duration) time.Duration {
+// base (the resync interval), doubled per failure, at most 10 × base for a
+// transient error; at most forbiddenRetryCap (or 10 × base if longer) for
+// any other, which only the member's admin can fix.
+func retryDelay(failures int, base time.Duration, class errorClass) time.Duration {
+	limit := 10 * base
+	if class != transient {
+		limit = max(limit, forbiddenRetryCap)
+	}
 	d := base
-	for i := 1; i < failures && d < 10*base; i++ {
+	for i := 1; i < failures && d < limit; i++ {
 		d *= 2
 	}
-	return min(d, 10*base)
+	return min(d, limit)
 }
 
 // settle books an operation's outcome: a member error holds the operation
@@ -113,7 +127,12 @@ func (w *worker) hold(ctx context.Context, cause events.Event, key events.Object
 	}
 	h.gen, h.rev = gen, rev
 	h.failures++
-	h.next = now.Add(retryDelay(h.failures, w.d.cfg.ResyncInterval))
+	h.class = transient
+	var me *memberError
+	if errors.As(err, &me) {
+		h.class = me.class
+	}
+	h.next = now.Add(retryDelay(h.failures, w.d.cfg.ResyncInterval, h.class))
 	w.gauge()
 	if !remove {
 		return nil // applyError published the Failed status
@@ -128,6 +147,9 @@ func (w *worker) hold(ctx context.Context, cause events.Event, key events.Object
 	}
 	st.Phase = events.WorkDeleting
 	st.Message = fmt.Sprintf("removal held until %s answers: %s", w.name, h.err)
+	if h.class == forbidden {
+		st.Message = "removal held: " + forbiddenMessage(err, w.name)
+	}
 	return w.publish(ctx, cause, st)
 }
 
@@ -169,8 +191,10 @@ const attemptTimeout = 15 * time.Second
 // retryHeld retries the held operations that are due at now, in key order.
 // The first error saying the member does not answer ends the pass (the
 // rest would meet it too); once the member has answered, every held
-// operation is tried in the same pass, due or not, so a member that comes
-// back gets its held removals without waiting out their backoff. Each
+// operation that met a transient error is tried in the same pass, due or
+// not, so a member that comes back gets its held removals without waiting
+// out their backoff (a forbidden one waits out its long backoff: the
+// member answering says nothing about its rights). Each
 // attempt takes the worker's lock on its own, so placements are not kept
 // waiting behind a long pass.
 func (w *worker) retryHeld(ctx context.Context, now time.Time) {
@@ -202,7 +226,7 @@ func (w *worker) retry(ctx context.Context, key events.ObjectKey, now time.Time,
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	h, ok := w.held[key]
-	if !ok || (!evenIfEarly && now.Before(h.next)) {
+	if !ok || ((!evenIfEarly || h.class != transient) && now.Before(h.next)) {
 		return false, nil
 	}
 	actx, cancel := context.WithTimeout(ctx, attemptTimeout)

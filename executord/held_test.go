@@ -19,19 +19,23 @@ func TestRetryDelay(t *testing.T) {
 	cases := []struct {
 		name     string
 		failures int
+		class    errorClass
 		want     time.Duration
 	}{
-		{"the first failure waits one resync interval", 1, 3 * time.Second},
-		{"the second failure waits two", 2, 6 * time.Second},
-		{"the third failure waits four", 3, 12 * time.Second},
-		{"the fourth failure waits eight", 4, 24 * time.Second},
-		{"the wait never exceeds ten resync intervals", 5, 30 * time.Second},
-		{"a member down for hours is still tried every ten resync intervals", 500, 30 * time.Second},
+		{"the first failure waits one resync interval", 1, transient, 3 * time.Second},
+		{"the second failure waits two", 2, transient, 6 * time.Second},
+		{"the third failure waits four", 3, transient, 12 * time.Second},
+		{"the fourth failure waits eight", 4, transient, 24 * time.Second},
+		{"the wait never exceeds ten resync intervals", 5, transient, 30 * time.Second},
+		{"a member down for hours is still tried every ten resync intervals", 500, transient, 30 * time.Second},
+		{"a forbidden operation starts at one resync interval too", 1, forbidden, 3 * time.Second},
+		{"a forbidden operation keeps doubling past ten resync intervals", 6, forbidden, 96 * time.Second},
+		{"a forbidden operation waits at most five minutes", 500, forbidden, 5 * time.Minute},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := retryDelay(c.failures, base); got != c.want {
-				t.Fatalf("retryDelay(%d) = %s, want %s", c.failures, got, c.want)
+			if got := retryDelay(c.failures, base, c.class); got != c.want {
+				t.Fatalf("retryDelay(%d, %s) = %s, want %s", c.failures, c.class, got, c.want)
 			}
 		})
 	}

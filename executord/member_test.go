@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // fakeMember is the smallest member API server the worker needs for apps/v1
@@ -17,15 +19,18 @@ import (
 // server-side apply and delete of those two kinds. Down makes it answer 503 to everything, as an API server
 // behind a load balancer with no backend does. A fake stands in for the
 // real API server that the e2e suite uses; what is tested here is the
-// worker's bookkeeping, not the member's behaviour.
+// worker's bookkeeping, not the member's behaviour. Refuse makes it answer
+// every server-side apply with a Status.
 type fakeMember struct {
-	srv  *httptest.Server
-	down atomic.Bool
+	srv    *httptest.Server
+	down   atomic.Bool
+	refuse atomic.Pointer[metav1.Status]
 
 	mu      sync.Mutex
 	objects map[string]map[string]any // resource/namespace/name
 	status  map[string]any            // the controller's status for every object
 	applies int
+	patches int // server-side applies asked for, refused ones included
 	deletes []string
 }
 
@@ -60,6 +65,13 @@ func (m *fakeMember) has(key string) bool {
 	defer m.mu.Unlock()
 	_, ok := m.objects[key]
 	return ok
+}
+
+// asked is how many server-side applies the member was asked for.
+func (m *fakeMember) asked() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.patches
 }
 
 func (m *fakeMember) counts() (applies, deletes int) {
@@ -128,6 +140,11 @@ func (m *fakeMember) object(r *http.Request, key string, write func(int, any), n
 		write(200, map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Success"})
 		return
 	case http.MethodPatch:
+		m.patches++
+		if st := m.refuse.Load(); st != nil {
+			write(int(st.Code), map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": st.Reason, "code": st.Code, "message": st.Message})
+			return
+		}
 		body, _ := io.ReadAll(r.Body)
 		var obj map[string]any
 		if err := json.Unmarshal(body, &obj); err != nil {

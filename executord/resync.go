@@ -33,7 +33,7 @@ func (w *worker) resyncLoop(ctx context.Context) {
 // lock per object to publish its status or repair drift, skipping objects
 // whose placement changed meanwhile. A kept copy (evicted, not purged) is
 // read back but never repaired; held and removed objects are left to the
-// held retries.
+// held retries; an object whose manifest the member refused is left alone.
 func (w *worker) resync(ctx context.Context) {
 	type item struct {
 		key     events.ObjectKey
@@ -45,8 +45,9 @@ func (w *worker) resync(ctx context.Context) {
 	items := make([]item, 0, len(w.work))
 	for key, st := range w.work {
 		p, ok := w.placed[key]
-		if !ok || p.Binding == nil || st.Phase == events.WorkDeleted || st.Phase == events.WorkDeleting || w.held[key] != nil {
-			continue
+		if !ok || p.Binding == nil || st.Phase == events.WorkDeleted || st.Phase == events.WorkDeleting || w.held[key] != nil ||
+			st.Reason == events.WorkReasonRefused {
+			continue // the member refused this manifest: nothing to read back or repair until a new placement
 		}
 		if f, _, _ := disposition(p, w.name); f != fateRemove {
 			items = append(items, item{key, p, f, w.desired[key]})

@@ -34,11 +34,21 @@ func phaseCases() []phaseCase {
 	running := events.WorkStatus{Key: myApp, Cluster: "cluster1", Generation: 2, Phase: events.WorkRunning, Replicas: 3, ReadyReplicas: 3, CreatedAt: t0}
 	deleted := running
 	deleted.Phase = events.WorkDeleted
+	refused := running
+	refused.Phase, refused.Reason = events.WorkFailed, events.WorkReasonRefused
+	refused.Message = `Deployment.apps "my-app" is invalid: spec.template.spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive`
+	forbidden := running
+	forbidden.Phase = events.WorkForbidden
+	forbidden.Message = "Forbidden: the credentials lack patch on deployments.apps in namespace default; retried until cluster1's admin grants it"
 	unreachable := events.ClusterHealth{Cluster: "cluster1", State: events.ClusterStateUnreachable, Since: t0}
 	suspect := events.ClusterHealth{Cluster: "cluster1", State: events.ClusterStateSuspect, Ready: true, Since: t0}
 	return []phaseCase{
 		{name: "a placed cluster executord has not reported on is Pending", decision: placed, wantPhase: events.WorkPending},
 		{name: "a reported cluster shows what executord reported", decision: placed, reports: []events.WorkStatus{running}, wantPhase: events.WorkRunning},
+		{name: "a manifest the member refused is Failed with the member's message", decision: placed, reports: []events.WorkStatus{refused}, wantPhase: events.WorkFailed,
+			wantMsg: refused.Message},
+		{name: "an apply the member's RBAC forbids is Forbidden and says what the credentials lack", decision: placed, reports: []events.WorkStatus{forbidden},
+			wantPhase: events.WorkForbidden, wantMsg: forbidden.Message},
 		{name: "a cluster the placement no longer lists is Deleting", decision: moved, reports: []events.WorkStatus{running}, wantPhase: events.WorkDeleting},
 		{name: "a cluster evicted with its copy kept is Evicted", decision: kept, reports: []events.WorkStatus{running}, wantPhase: WorkEvicted,
 			wantMsg: "evicted (TaintUntolerated), copy kept (Gracefully): cluster1 is unreachable"},
