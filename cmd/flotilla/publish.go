@@ -1,19 +1,25 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
 )
 
 func newPublish(g *globals) *cobra.Command {
 	var file, subject string
+	var allowDuplicates bool
 	c := &cobra.Command{
 		Use:   "publish -f event.json",
 		Short: "Publish CloudEvents (structured JSON) from an external system",
@@ -22,51 +28,165 @@ JSON form. The event is sent in binary mode on the subject its type belongs
 to: io.flotilla.object.applied.v1 / deleted.v1 go to flotilla.input.<key of
 the object in data>, exactly as flotilla apply/delete would, and policyd
 treats them the same way (it validates them: a bad one is dead-lettered with
-the reason). --subject overrides the NATS subject.`,
-		Example: `  flotilla publish -f event.json   # {"specversion":"1.0","type":"io.flotilla.object.applied.v1","source":"/ci","id":"1","data":{...}}`,
-		Args:    cobra.NoArgs,
+the reason). --subject overrides the NATS subject.
+
+An array is checked whole first: if any element is not a valid CloudEvent,
+or two elements share an id, nothing is sent. The event id is JetStream's
+de-duplication id: an event whose id the stream has already seen (within its
+5-minute duplicate window) is not stored, and publish says so and exits 1.
+With --allow-duplicates such an event counts as published when its content
+(NATS subject, type, source, subject and data) equals the stored event's, so a
+retry of the same event is idempotent; different content is still refused.`,
+		Example: `  flotilla publish -f event.json   # {"specversion":"1.0","type":"io.flotilla.object.applied.v1","source":"/ci","id":"1","data":{...}}
+  flotilla publish -f events.json --allow-duplicates   # retry a batch that may have been partly stored`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			raw, err := readFileOrStdin(cmd, file)
 			if err != nil {
 				return err
 			}
-			var list []json.RawMessage
-			if strings.HasPrefix(strings.TrimSpace(string(raw)), "[") {
-				if err := json.Unmarshal(raw, &list); err != nil {
-					return fmt.Errorf("%s: %w", file, err)
-				}
-			} else {
-				list = []json.RawMessage{raw}
+			out, err := decodePending(raw, file, subject, allowDuplicates)
+			if err != nil {
+				return err
 			}
 			bus, err := g.connect(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer bus.Close()
-			for i, r := range list {
-				var e events.Event
-				if err := json.Unmarshal(r, &e); err != nil {
-					return fmt.Errorf("%s: event %d: not a CloudEvent in structured JSON: %w", file, i+1, err)
+			var refused []error
+			for _, o := range out {
+				msg, err := publishPending(cmd.Context(), bus, o, allowDuplicates)
+				var dup duplicateError
+				if errors.As(err, &dup) {
+					refused = append(refused, fmt.Errorf("%s: %w", o.name, err))
+					continue
 				}
-				if err := e.Validate(); err != nil {
-					return fmt.Errorf("%s: event %d: %w", file, i+1, err)
+				if err != nil {
+					return fmt.Errorf("%s: %w", o.name, err)
 				}
-				subj := subject
-				if subj == "" {
-					subj = inputSubjectFor(e)
-				}
-				if err := bus.Publish(cmd.Context(), subj, e); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "published %s %s on %s\n", e.Type(), e.ID(), subj)
+				fmt.Fprintln(cmd.OutOrStdout(), msg)
 			}
-			return nil
+			return errors.Join(refused...)
 		},
 	}
 	c.Flags().StringVarP(&file, "filename", "f", "", "event file (JSON), or - for stdin")
 	c.Flags().StringVar(&subject, "subject", "", "NATS subject (default: derived from the event)")
+	c.Flags().BoolVar(&allowDuplicates, "allow-duplicates", false, "accept an event whose id is already stored when its content is identical (an idempotent retry)")
 	_ = c.MarkFlagRequired("filename")
 	return c
+}
+
+// pending is one event of the input, checked and ready to send.
+type pending struct {
+	name    string // how errors name it: "<file>: event <n> (id <id>)"
+	event   events.Event
+	subject string // NATS subject
+}
+
+// decodePending decodes and validates every event of raw (one structured
+// CloudEvent or an array of them) before anything is sent, so an array is
+// published whole or not at all as far as its own content can tell. Two
+// elements sharing an id are refused unless allowDuplicates is set and their
+// content is identical (JetStream would store only the first).
+func decodePending(raw []byte, file, subject string, allowDuplicates bool) ([]pending, error) {
+	var list []json.RawMessage
+	if strings.HasPrefix(strings.TrimSpace(string(raw)), "[") {
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	} else {
+		list = []json.RawMessage{raw}
+	}
+	out := make([]pending, 0, len(list))
+	first := map[string]int{} // event id -> index in out
+	for i, r := range list {
+		var e events.Event
+		if err := json.Unmarshal(r, &e); err != nil {
+			return nil, fmt.Errorf("%s: event %d: not a CloudEvent in structured JSON: %w (nothing was published)", file, i+1, err)
+		}
+		if err := e.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: event %d: %w (nothing was published)", file, i+1, err)
+		}
+		o := pending{name: fmt.Sprintf("%s: event %d (id %q)", file, i+1, e.ID()), event: e, subject: subject}
+		if o.subject == "" {
+			o.subject = inputSubjectFor(e)
+		}
+		if j, seen := first[e.ID()]; seen {
+			if !allowDuplicates || !sameContent(out[j].subject, out[j].event, o.subject, e) {
+				return nil, fmt.Errorf("%s: duplicate id of event %d: only the first would be stored (nothing was published)", o.name, j+1)
+			}
+		} else {
+			first[e.ID()] = len(out)
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// duplicateError says an event was not stored because its id was.
+type duplicateError struct{ error }
+
+// publishPending sends o and returns the line to print. An event JetStream
+// dropped as a duplicate is a duplicateError, unless allowDuplicates is set
+// and the stored event with its id has the same content.
+func publishPending(ctx context.Context, bus *natsbus.Bus, o pending, allowDuplicates bool) (string, error) {
+	ack, err := bus.PublishAck(ctx, o.subject, o.event)
+	if err != nil {
+		return "", err
+	}
+	if !ack.Duplicate {
+		return fmt.Sprintf("published %s %s on %s", o.event.Type(), o.event.ID(), o.subject), nil
+	}
+	where := fmt.Sprintf("%s sequence %d", ack.Stream, ack.Sequence)
+	if !allowDuplicates {
+		return "", duplicateError{fmt.Errorf("duplicate id, not stored: an event with this id is stored at %s (--allow-duplicates accepts an identical retry)", where)}
+	}
+	stored, err := bus.FetchMessage(ctx, ack.Stream, ack.Sequence)
+	if errors.Is(err, natsbus.ErrMessageGone) {
+		return "", duplicateError{fmt.Errorf("duplicate id, not stored: the event first stored with this id at %s is gone, so its content cannot be compared", where)}
+	}
+	if err != nil {
+		return "", err
+	}
+	if stored.Err != nil || !sameContent(stored.Subject, stored.Event, o.subject, o.event) {
+		return "", duplicateError{fmt.Errorf("duplicate id with different content, not stored: the event stored with this id at %s differs", where)}
+	}
+	return fmt.Sprintf("already stored %s %s on %s (%s, identical)", o.event.Type(), o.event.ID(), o.subject, where), nil
+}
+
+// sameContent reports whether two events published on subjects as and bs
+// say the same thing: the same NATS subject, type, source, CloudEvents
+// subject and data (JSON data compared as values, so spacing and key order
+// do not matter). Ids are not compared (the caller knows they match), nor
+// times: a retry may stamp a new time on the same event.
+func sameContent(as string, a events.Event, bs string, b events.Event) bool {
+	return as == bs && a.Type() == b.Type() && a.Source() == b.Source() && a.Subject() == b.Subject() && sameData(a.Data(), b.Data())
+}
+
+// sameData compares two event bodies: as JSON values when both are JSON,
+// byte for byte otherwise.
+func sameData(a, b []byte) bool {
+	va, errA := decodeJSONValue(a)
+	vb, errB := decodeJSONValue(b)
+	if errA != nil || errB != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// decodeJSONValue decodes one JSON value, numbers kept exact.
+func decodeJSONValue(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	return v, nil
 }
 
 // inputSubjectFor derives the input subject from the object in the event's data.

@@ -157,18 +157,33 @@ func (s *system) waitDaemonsReady(daemons ...string) {
 // cli runs a flotilla client command; it returns stdout, stderr and the exit code.
 func (s *system) cli(args ...string) (string, string, int) {
 	s.t.Helper()
+	wait := s.startCLI(args...)
+	out, errs, code, err := wait()
+	if err != nil {
+		s.t.Fatalf("flotilla %v: %v", args, err)
+	}
+	return out, errs, code
+}
+
+// startCLI starts a flotilla client command and returns at once; wait
+// returns its stdout, stderr and exit code, or the error that kept it from
+// running. For commands run side by side (wait is safe to call from any
+// goroutine, once).
+func (s *system) startCLI(args ...string) (wait func() (stdout, stderr string, code int, err error)) {
 	cmd := exec.Command(s.bin, args...)
 	cmd.Env = append(os.Environ(), "FLOTILLA_NATS_URL="+s.natsURL)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		s.t.Fatalf("flotilla %v: %v", args, err)
+	if err := cmd.Start(); err != nil {
+		return func() (string, string, int, error) { return "", "", 0, err }
 	}
-	return out.String(), errb.String(), code
+	return func() (string, string, int, error) {
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return out.String(), errb.String(), ee.ExitCode(), nil
+		}
+		return out.String(), errb.String(), 0, err
+	}
 }
 
 // mustCLI runs a client command that must succeed.

@@ -123,9 +123,27 @@ func (b *Bus) EnsureStreams(ctx context.Context) error {
 // The event id is sent as Nats-Msg-Id, so publishing the same event twice
 // (a retry, a restarted daemon) stores it once.
 func (b *Bus) Publish(ctx context.Context, subj string, e events.Event) error {
+	_, err := b.PublishAck(ctx, subj, e)
+	return err
+}
+
+// Ack is JetStream's answer to a publish.
+type Ack struct {
+	Stream string
+	// Sequence is where the event is stored; for a duplicate, where the
+	// event first published with its id is (or was) stored.
+	Sequence uint64
+	// Duplicate says the event id was already used within the stream's
+	// duplicate window: nothing was stored, whatever the content.
+	Duplicate bool
+}
+
+// PublishAck is Publish returning JetStream's ack, for a caller that must
+// tell a stored event from a dropped duplicate (`flotilla publish`).
+func (b *Bus) PublishAck(ctx context.Context, subj string, e events.Event) (Ack, error) {
 	msg, err := toMsg(subj, e)
 	if err != nil {
-		return err
+		return Ack{}, err
 	}
 	// Number it like a deferred event: a deferred event on the same subject
 	// whose publish failed earlier must not be retried on top of this one.
@@ -135,7 +153,7 @@ func (b *Bus) Publish(ctx context.Context, subj string, e events.Event) error {
 	prev, hadPrev := b.latest[subj]
 	b.latest[subj] = seq
 	b.pubMu.Unlock()
-	_, err = b.js.PublishMsg(ctx, msg)
+	ack, err := b.js.PublishMsg(ctx, msg)
 	b.pubMu.Lock()
 	if b.latest[subj] == seq {
 		if err != nil && hadPrev {
@@ -149,10 +167,10 @@ func (b *Bus) Publish(ctx context.Context, subj string, e events.Event) error {
 	b.pubMu.Unlock()
 	if err != nil {
 		b.metrics.published(e.Type(), "error")
-		return fmt.Errorf("publish %s on %s: %w", e.Type(), subj, err)
+		return Ack{}, fmt.Errorf("publish %s on %s: %w", e.Type(), subj, err)
 	}
 	b.metrics.published(e.Type(), "ok")
-	return nil
+	return Ack{Stream: ack.Stream, Sequence: ack.Sequence, Duplicate: ack.Duplicate}, nil
 }
 
 // PublishAsync queues e for storage without waiting; call Flush to wait for

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
@@ -244,5 +246,35 @@ func TestSubscribeReturnsOnceTheSubscriptionIsActive(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("Run after the context ended: %v", err)
 		}
+	}
+}
+
+// JetStream's ack tells a stored event from one dropped as a duplicate, and
+// points at the event stored first under the id, which FetchMessage reads.
+func TestPublishAckReportsADuplicateIdAndWhereTheFirstEventIsStored(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx := context.Background()
+	first := newEvent(t, events.Binding{Key: key, Generation: 1})
+	again := newEvent(t, events.Binding{Key: key, Generation: 2})
+	again.SetID(first.ID())
+	a1, err := bus.PublishAck(ctx, events.BindingSubject(key), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := bus.PublishAck(ctx, events.BindingSubject(key), again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []natsbus.Ack{{Stream: events.StreamPolicy, Sequence: 1}, {Stream: events.StreamPolicy, Sequence: 1, Duplicate: true}}
+	if diff := cmp.Diff(want, []natsbus.Ack{a1, a2}); diff != "" {
+		t.Fatalf("acks (-want +got):\n%s", diff)
+	}
+	m, err := bus.FetchMessage(ctx, a2.Stream, a2.Sequence)
+	var b events.Binding
+	if err != nil || m.Err != nil || events.Decode(m.Event, &b) != nil || b.Generation != 1 || m.Subject != events.BindingSubject(key) {
+		t.Fatalf("stored event: %+v (generation %d), %v", m, b.Generation, err)
+	}
+	if _, err := bus.FetchMessage(ctx, a2.Stream, 99); !errors.Is(err, natsbus.ErrMessageGone) {
+		t.Fatalf("fetch of a sequence never stored: want ErrMessageGone, got %v", err)
 	}
 }

@@ -84,6 +84,32 @@ func (b *Bus) readAll(ctx context.Context, stream string, cfg jetstream.Consumer
 	return out, nil
 }
 
+// ErrMessageGone says a stream no longer holds the message asked for (its
+// limits removed it, or it was never stored).
+var ErrMessageGone = errors.New("message no longer stored")
+
+// FetchMessage reads the message stored at seq in stream. It returns
+// ErrMessageGone when the stream does not hold it (any more).
+func (b *Bus) FetchMessage(ctx context.Context, stream string, seq uint64) (Message, error) {
+	st, err := b.js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return Message{}, ErrStreamMissing
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("read %s: %w", stream, err)
+	}
+	m, err := st.GetMsg(ctx, seq)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return Message{}, fmt.Errorf("%s sequence %d: %w", stream, seq, ErrMessageGone)
+	}
+	if err != nil {
+		return Message{}, fmt.Errorf("read %s sequence %d: %w", stream, seq, err)
+	}
+	out := Message{Subject: m.Subject, Stream: stream, Sequence: m.Sequence, Time: m.Time, Headers: m.Header, Data: m.Data}
+	out.Event, out.Err = decode(m.Header, m.Data)
+	return out, nil
+}
+
 // Watch calls fn for every new message matching filters in stream until
 // ctx is done. With fromLatest false it first replays history.
 func (b *Bus) Watch(ctx context.Context, stream string, filters []string, fromLatest bool, fn func(Message)) error {
