@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -11,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
@@ -142,19 +139,11 @@ spec:
 	applied := make(chan result, 1)
 	start := time.Now()
 	go func() {
-		cmd := exec.Command(s.bin, "apply", "-f", file, "--timeout", "150s")
-		cmd.Env = append(os.Environ(), "FLOTILLA_NATS_URL="+s.natsURL)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			code = -1
-			errb.WriteString(err.Error())
+		out, errs, code, err := runFlotilla(s.bin, s.natsURL, "apply", "-f", file, "--timeout", "150s")
+		if err != nil {
+			code, errs = -1, errs+err.Error()
 		}
-		applied <- result{out.String(), errb.String(), code}
+		applied <- result{out, errs, code}
 	}()
 
 	var atKillPlaced, atKillBound int
@@ -188,20 +177,7 @@ spec:
 	})
 	recovered := time.Since(restart)
 
-	ctx := context.Background()
-	for _, m := range members {
-		cs := s.member(m)
-		eventually(t, 120*time.Second, fmt.Sprintf("all %d deployments in %s", n, m), func() error {
-			l, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			if len(l.Items) != n {
-				return fmt.Errorf("%d of %d", len(l.Items), n)
-			}
-			return nil
-		})
-	}
+	s.waitDeployments(ns, n, 120*time.Second)
 	inMembers := time.Since(restart)
 
 	var r result
@@ -222,17 +198,5 @@ spec:
 
 	// Clean up: the templates leave every member.
 	s.mustCLI("delete", "-f", file)
-	for _, m := range members {
-		cs := s.member(m)
-		eventually(t, 120*time.Second, "every deployment gone from "+m, func() error {
-			l, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			if len(l.Items) != 0 {
-				return fmt.Errorf("%d left", len(l.Items))
-			}
-			return nil
-		})
-	}
+	s.waitDeployments(ns, 0, 120*time.Second)
 }
