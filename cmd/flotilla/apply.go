@@ -17,6 +17,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/policyd"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
@@ -37,7 +38,19 @@ before anything is published: an unknown field, a wrong type or a bad
 selector is an error naming the file, the document, the line and the field
 path, and nothing is published. Secrets in karmada-system (cluster
 credentials, e.g. the one a Cluster's spec.secretRef names) are sealed to the
-credentials key before they leave this process and are never propagated.`,
+credentials key before they leave this process and are never propagated.
+
+apply then waits up to --timeout for policyd's verdict on every object. It
+does not give up early: a policyd that is starting, or catching up after a
+crash, answers within the timeout once it has caught up.
+
+Exit status:
+  0  every object was accepted
+  1  an object was refused (by the validator here or by policyd), or an
+     error stopped apply (then what was not published is not applied)
+  3  every object is stored on the bus but not all were confirmed within
+     --timeout (none refused): policyd handles them once it runs, and
+     ` + "`flotilla get`" + ` shows them then`,
 		Example: "  flotilla apply -f examples/seed000/\n  cat policy.yaml | flotilla apply -f -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -52,7 +65,7 @@ credentials key before they leave this process and are never propagated.`,
 		},
 	}
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
-	c.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "how long to wait for policyd to confirm")
+	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
 	_ = c.MarkFlagRequired("filename")
 	return c
 }
@@ -129,7 +142,12 @@ func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs 
 // publishAndConfirm publishes the events and waits for policyd's verdict on
 // each: object.accepted, object.rejected or object.removed, or, for a
 // template a policy claims, the binding.changed that carries its accepted
-// generation (policyd publishes only that; DESIGN.md decision 15).
+// generation (policyd publishes only that; DESIGN.md decision 15). It
+// returns nil when every object is confirmed, an exitError (status 1) when
+// one is refused, notConfirmed (status 3) when all are stored but not all
+// confirmed within timeout, and any other error when publishing failed. It
+// waits the whole timeout: there is no telling a policyd that is starting
+// or catching up from one that is not running, so it never gives up early.
 func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, msgs []outgoing, timeout time.Duration) error {
 	verdicts := make(chan natsbus.Message, len(msgs)*2+16)
 	wanted := make(map[string]events.ObjectKey, len(msgs)) // event id -> key; read-only from here on
@@ -170,7 +188,22 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 		pending[m.event.ID()] = m
 	}
 	failed := 0
+	// unconfirmed reports what is still pending, stored on the bus.
+	start := time.Now()
+	unconfirmed := func(why string) error {
+		waited := min(time.Since(start).Round(time.Second), timeout)
+		for _, o := range msgs {
+			if _, ok := pending[o.event.ID()]; ok {
+				fmt.Fprintf(errw, "%s stored on the bus, not confirmed within %s: is policyd running? `flotilla get` will show it once handled\n", o.label, waited)
+			}
+		}
+		if failed > 0 { // a refusal is what the user must act on first
+			return exitError{fmt.Errorf("%d object(s) rejected, %d not confirmed", failed, len(pending))}
+		}
+		return notConfirmed{len(pending), waited, why}
+	}
 	deadline := time.After(timeout)
+	waiting := time.After(min(waitingNote, timeout/2))
 	for len(pending) > 0 {
 		select {
 		case m := <-verdicts:
@@ -203,13 +236,14 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 			}
 		case err := <-watching:
 			if err != nil {
-				return err
+				// Everything is stored; only the answers can no longer be seen.
+				return unconfirmed("watching for policyd's answers failed: " + err.Error())
 			}
+			watching = nil
+		case <-waiting:
+			fmt.Fprintf(errw, "waiting for policyd to confirm %d of %d object(s) (up to %s)...\n", len(pending), len(msgs), timeout)
 		case <-deadline:
-			for _, o := range pending {
-				fmt.Fprintf(errw, "%s queued: policyd has not confirmed within %s (is it running?)\n", o.label, timeout)
-			}
-			return nil
+			return unconfirmed(policydBacklog(ctx, bus))
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -218,6 +252,48 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 		return exitError{fmt.Errorf("%d object(s) rejected", failed)}
 	}
 	return nil
+}
+
+// defaultConfirmTimeout is how long apply and delete wait for policyd by
+// default: longer than a restart of `flotilla up` plus one AckWait
+// (DESIGN.md §4), so a crash while applying still ends in exit status 0.
+const defaultConfirmTimeout = 60 * time.Second
+
+// waitingNote is when apply says that it is still waiting.
+const waitingNote = 5 * time.Second
+
+// notConfirmed: the objects are stored on the bus, but policyd has not
+// confirmed them all within the timeout. The command exits with status 3.
+type notConfirmed struct {
+	pending int
+	waited  time.Duration
+	backlog string // what policyd's consumer holds, if known
+}
+
+func (e notConfirmed) Error() string {
+	msg := fmt.Sprintf("%d object(s) stored on the bus, not confirmed within %s", e.pending, e.waited)
+	if e.backlog != "" {
+		msg += " (" + e.backlog + ")"
+	}
+	return msg
+}
+
+// ExitCode is the process's exit status for this error.
+func (notConfirmed) ExitCode() int { return 3 }
+
+// policydBacklog says what policyd's input consumer holds: "" when it is
+// idle, else whether policyd never ran on this bus or what waits for it.
+func policydBacklog(ctx context.Context, bus *natsbus.Bus) string {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	err := bus.ConsumerIdle(ctx, events.StreamInput, policyd.ConsumerName)
+	switch {
+	case errors.Is(err, natsbus.ErrConsumerMissing):
+		return "policyd has never run against this NATS"
+	case err != nil:
+		return err.Error()
+	}
+	return ""
 }
 
 func label(kind, apiVersion, name string) string {

@@ -19,6 +19,12 @@ func newDelete(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "delete (-f FILE|DIR|- | KIND/NAME [-n NS])",
 		Short: "Delete templates, policies or Cluster objects; deleted templates leave every member",
+		Long: `Delete templates, policies or Cluster objects; deleted templates leave every member.
+
+delete waits up to --timeout for policyd to confirm every removal, also
+while the daemons are starting. Exit status, as for apply: 0 every removal
+confirmed, 1 one refused or an error, 3 every request stored on the bus but
+not all confirmed within --timeout.`,
 		Example: "  flotilla delete -f examples/seed000/my-app.yaml\n  flotilla delete deployment/my-app -n default\n" +
 			"  flotilla delete propagationpolicy/my-app-policy",
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -58,7 +64,7 @@ func newDelete(g *globals) *cobra.Command {
 	}
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
 	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of KIND/NAME")
-	c.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "how long to wait for policyd to confirm")
+	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
 	return c
 }
 

@@ -34,8 +34,18 @@ func main() {
 		if !errors.As(err, &exit) {
 			fmt.Fprintln(os.Stderr, "error:", err)
 		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode is the process's exit status for err: 1 unless err says
+// otherwise (apply's 3 for "stored, not confirmed").
+func exitCode(err error) int {
+	var coded interface{ ExitCode() int }
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
+	}
+	return 1
 }
 
 // exitError is an error already reported to the user.

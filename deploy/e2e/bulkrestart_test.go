@@ -165,19 +165,7 @@ spec:
 	}
 
 	ctx := context.Background()
-	for _, m := range members {
-		cs := s.member(m)
-		eventually(t, 240*time.Second, fmt.Sprintf("all %d deployments in %s", n, m), func() error {
-			l, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			if len(l.Items) != n {
-				return fmt.Errorf("%d of %d", len(l.Items), n)
-			}
-			return nil
-		})
-	}
+	s.waitDeployments(ns, n, 240*time.Second)
 	allThere := time.Since(start)
 	log1 := readApplyLog(t, s, "executord", ns)
 

@@ -157,8 +157,7 @@ func (s *system) waitDaemonsReady(daemons ...string) {
 // cli runs a flotilla client command; it returns stdout, stderr and the exit code.
 func (s *system) cli(args ...string) (string, string, int) {
 	s.t.Helper()
-	wait := s.startCLI(args...)
-	out, errs, code, err := wait()
+	out, errs, code, err := runFlotilla(s.bin, s.natsURL, args...)
 	if err != nil {
 		s.t.Fatalf("flotilla %v: %v", args, err)
 	}
@@ -170,8 +169,21 @@ func (s *system) cli(args ...string) (string, string, int) {
 // running. For commands run side by side (wait is safe to call from any
 // goroutine, once).
 func (s *system) startCLI(args ...string) (wait func() (stdout, stderr string, code int, err error)) {
-	cmd := exec.Command(s.bin, args...)
-	cmd.Env = append(os.Environ(), "FLOTILLA_NATS_URL="+s.natsURL)
+	return startFlotilla(s.bin, s.natsURL, args...)
+}
+
+// runFlotilla runs a flotilla client command against natsURL and returns
+// stdout, stderr, the exit code, and an error when it could not run. It
+// does not touch the test, so a goroutine may call it.
+func runFlotilla(bin, natsURL string, args ...string) (string, string, int, error) {
+	return startFlotilla(bin, natsURL, args...)()
+}
+
+// startFlotilla starts a flotilla client command against natsURL; wait
+// returns what runFlotilla does.
+func startFlotilla(bin, natsURL string, args ...string) (wait func() (stdout, stderr string, code int, err error)) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "FLOTILLA_NATS_URL="+natsURL)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -183,6 +195,25 @@ func (s *system) startCLI(args ...string) (wait func() (stdout, stderr string, c
 			return out.String(), errb.String(), ee.ExitCode(), nil
 		}
 		return out.String(), errb.String(), 0, err
+	}
+}
+
+// waitDeployments waits up to d until every member holds exactly n
+// Deployments in namespace ns.
+func (s *system) waitDeployments(ns string, n int, d time.Duration) {
+	s.t.Helper()
+	for _, m := range members {
+		cs := s.member(m)
+		eventually(s.t, d, fmt.Sprintf("%d deployments in %s", n, m), func() error {
+			l, err := cs.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			if len(l.Items) != n {
+				return fmt.Errorf("%d there", len(l.Items))
+			}
+			return nil
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package natsbus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -32,10 +33,18 @@ func (b *Bus) StreamState(ctx context.Context, stream string) (StreamState, erro
 	return StreamState{Messages: s.Msgs, Subjects: s.NumSubjects, FirstSeq: s.FirstSeq, FirstTime: s.FirstTime, LastSeq: s.LastSeq}, nil
 }
 
+// ErrConsumerMissing: the durable consumer does not exist (yet): the daemon
+// that binds it has never run against this NATS.
+var ErrConsumerMissing = errors.New("consumer not found")
+
 // ConsumerIdle reports whether the durable consumer name of stream exists
-// and has nothing waiting or unacknowledged; the error says why not.
+// and has nothing waiting or unacknowledged; the error says why not
+// (ErrConsumerMissing when it does not exist).
 func (b *Bus) ConsumerIdle(ctx context.Context, stream, name string) error {
 	c, err := b.js.Consumer(ctx, stream, name)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("consumer %s: %w", name, ErrConsumerMissing)
+	}
 	if err != nil {
 		return fmt.Errorf("consumer %s: %w", name, err)
 	}

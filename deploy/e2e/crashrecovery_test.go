@@ -1,0 +1,202 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+// startUp runs `flotilla up` (embedded NATS on listen, JetStream and the
+// credentials key in dataDir) as the process "up", logging to dir/up.log
+// (appended across restarts), and waits until its four daemons have
+// logged ready for the lifetime-th time.
+func (s *system) startUp(dataDir, listen string, lifetime int) {
+	s.t.Helper()
+	log, err := os.OpenFile(filepath.Join(s.dir, "up.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd := exec.Command(s.bin, "up", "--data-dir", dataDir, "--listen", listen, "--metrics-addr", "127.0.0.1:0",
+		"--log-format", "console", "--probe-interval", "1s", "--resync-interval", "2s")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); log.Close() }()
+	s.mu.Lock()
+	s.procs["up"] = cmd
+	s.mu.Unlock()
+	for _, d := range []string{"policyd", "schedulerd", "healthd", "executord"} {
+		eventually(s.t, 60*time.Second, fmt.Sprintf("%s ready (lifetime %d of flotilla up)", d, lifetime), func() error {
+			b, _ := os.ReadFile(filepath.Join(s.dir, "up.log"))
+			if n := strings.Count(string(b), d+" ready"); n < lifetime {
+				return fmt.Errorf("logged ready %d times", n)
+			}
+			return nil
+		})
+	}
+}
+
+// freeAddr returns a 127.0.0.1 address with a port free right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// TestKilledFlotillaUpPlacesEveryTemplateWithin30sOfItsRestart: `flotilla
+// up` is SIGKILLed while one `flotilla apply` of 60 Deployments is being
+// handled (once policyd's first binding is on the bus) and restarted on the
+// same data dir. Every template is placed on all three members within 30 s
+// of the restart (what the killed process had taken is redelivered after
+// one AckWait, 10 s; it was 60 s), every member runs every Deployment, and
+// the apply, which waited through the crash, never reports a refusal.
+func TestKilledFlotillaUpPlacesEveryTemplateWithin30sOfItsRestart(t *testing.T) {
+	const n = 60
+	const bound = 30 * time.Second
+	s := newSystem(t)
+	dataDir, listen := filepath.Join(s.dir, "up"), freeAddr(t)
+	s.natsURL = "nats://" + listen // the CLI talks to up's NATS, not newSystem's
+	s.startUp(dataDir, listen, 1)
+	s.joinAll()
+	ns := uniqueNS("crash")
+	t.Cleanup(func() { s.halt(); s.deleteNamespace(ns) })
+
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: crash, namespace: %s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement:
+    clusterAffinity: {clusterNames: [cluster1, cluster2, cluster3]}
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+`, ns)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d-%02d, namespace: %s}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: d-%02d}}
+  template:
+    metadata: {labels: {app: d-%02d}}
+    spec: {containers: [{name: c, image: nginx:1.25.3}]}
+`, i, ns, i, i)
+	}
+	file := filepath.Join(s.dir, "crash.yaml")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	// placed counts the templates placed on all three members, and the
+	// bindings policyd has published, as the bus holds them now.
+	placed := func(bus *natsbus.Bus) (int, int, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ps, err := bus.LatestPerSubject(ctx, events.StreamPlacement, "flotilla.placement."+ns+".>")
+		if err != nil {
+			return 0, 0, err
+		}
+		bs, err := bus.LatestPerSubject(ctx, events.StreamPolicy, "flotilla.binding."+ns+".>")
+		if err != nil {
+			return 0, 0, err
+		}
+		done := 0
+		for _, m := range ps {
+			var p events.PlacementDecision
+			if m.Err == nil && events.Decode(m.Event, &p) == nil && p.Scheduled && len(p.Clusters) == len(members) {
+				done++
+			}
+		}
+		return done, len(bs), nil
+	}
+	bus, err := natsbus.Connect(context.Background(), s.natsURL, natsbus.Options{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The apply runs in the background, through the crash: its connection
+	// reconnects to the restarted NATS.
+	type result struct {
+		stdout, stderr string
+		code           int
+	}
+	applied := make(chan result, 1)
+	start := time.Now()
+	go func() {
+		out, errs, code, err := runFlotilla(s.bin, s.natsURL, "apply", "-f", file, "--timeout", "150s")
+		if err != nil {
+			code, errs = -1, errs+err.Error()
+		}
+		applied <- result{out, errs, code}
+	}()
+
+	var atKillPlaced, atKillBound int
+	deadline := time.Now().Add(60 * time.Second)
+	for atKillBound == 0 { // policyd is mid-stream: it holds the rest
+		if time.Now().After(deadline) {
+			t.Fatal("no binding within 60 s of the apply")
+		}
+		if atKillPlaced, atKillBound, err = placed(bus); err != nil {
+			t.Logf("reading placements: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	killedAfter := time.Since(start)
+	s.kill("up")
+	bus.Close()
+
+	restart := time.Now()
+	s.startUp(dataDir, listen, 2)
+	ready := time.Since(restart)
+	bus, err = natsbus.Connect(context.Background(), s.natsURL, natsbus.Options{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bus.Close()
+	eventually(t, bound, fmt.Sprintf("all %d templates placed within %s of the restart", n, bound), func() error {
+		if got, bindings, err := placed(bus); err != nil || got != n {
+			return fmt.Errorf("%d of %d placed, %d bindings (%v)", got, n, bindings, err)
+		}
+		return nil
+	})
+	recovered := time.Since(restart)
+
+	s.waitDeployments(ns, n, 120*time.Second)
+	inMembers := time.Since(restart)
+
+	var r result
+	select {
+	case r = <-applied:
+	case <-time.After(160 * time.Second):
+		t.Fatal("flotilla apply still running 160 s after the restart")
+	}
+	// Everything was stored before the kill: it is confirmed (0) or, if
+	// its answers were lost with the connection, reported as stored (3).
+	if r.code != 0 && r.code != 3 {
+		t.Errorf("flotilla apply through the crash: exit %d, want 0 or 3\nstdout: %s\nstderr: %s", r.code, tail(r.stdout, 2000), tail(r.stderr, 2000))
+	}
+	t.Logf("kill -9 of flotilla up %s after the apply began, with %d of %d bindings and %d placements on the bus",
+		killedAfter.Round(10*time.Millisecond), atKillBound, n, atKillPlaced)
+	t.Logf("after the restart: daemons ready in %s, all %d placed in %s (bound %s), all in the 3 members in %s; apply exited %d",
+		ready.Round(10*time.Millisecond), n, recovered.Round(10*time.Millisecond), bound, inMembers.Round(10*time.Millisecond), r.code)
+
+	// Clean up: the templates leave every member.
+	s.mustCLI("delete", "-f", file)
+	s.waitDeployments(ns, 0, 120*time.Second)
+}
