@@ -341,7 +341,7 @@ func printWork(out io.Writer, l *listFlags, work readmodel.Work) error {
 			if s.Replicas > 0 {
 				ready = fmt.Sprintf("%d/%d", s.ReadyReplicas, s.Replicas)
 			}
-			health := s.Health
+			health := work.Health(s)
 			if health == "" {
 				health = "-"
 			}
