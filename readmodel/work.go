@@ -138,6 +138,17 @@ func (w Work) Phase(s events.WorkStatus) (phase, message string) {
 	return s.Phase, s.Message
 }
 
+// Health is the health `get work -o wide` shows for s, an item of w:
+// events.WorkHealthUnknown whenever Phase is Unknown (a lost cluster's last
+// health is no more current than its last phase), otherwise s's own ("" if
+// executord reported none).
+func (w Work) Health(s events.WorkStatus) string {
+	if phase, _ := w.Phase(s); phase == WorkUnknown {
+		return events.WorkHealthUnknown
+	}
+	return s.Health
+}
+
 // Template is one template: its placement and its work in every member,
 // as `get KIND/NAME` and `describe work` show it.
 type Template struct {

@@ -17,6 +17,8 @@ type phaseCase struct {
 	health    []events.ClusterHealth
 	wantPhase string
 	wantMsg   string
+	// wantHealth: as `get work -o wide` shows it (Healthy when not said).
+	wantHealth string
 }
 
 func phaseCases() []phaseCase {
@@ -31,7 +33,7 @@ func phaseCases() []phaseCase {
 		Held: "no replacement could be placed"}}
 	purged := moved
 	purged.Evictions = []events.Eviction{{Cluster: "cluster1", Reason: events.EvictTaintUntolerated, PurgeMode: events.PurgeDirectly, EvictedAt: t0}}
-	running := events.WorkStatus{Key: myApp, Cluster: "cluster1", Generation: 2, Phase: events.WorkRunning, Replicas: 3, ReadyReplicas: 3, CreatedAt: t0}
+	running := events.WorkStatus{Key: myApp, Cluster: "cluster1", Generation: 2, Phase: events.WorkRunning, Replicas: 3, ReadyReplicas: 3, Health: events.WorkHealthy, CreatedAt: t0}
 	deleted := running
 	deleted.Phase = events.WorkDeleted
 	refused := running
@@ -43,7 +45,7 @@ func phaseCases() []phaseCase {
 	unreachable := events.ClusterHealth{Cluster: "cluster1", State: events.ClusterStateUnreachable, Since: t0}
 	suspect := events.ClusterHealth{Cluster: "cluster1", State: events.ClusterStateSuspect, Ready: true, Since: t0}
 	return []phaseCase{
-		{name: "a placed cluster executord has not reported on is Pending", decision: placed, wantPhase: events.WorkPending},
+		{name: "a placed cluster executord has not reported on is Pending", decision: placed, wantPhase: events.WorkPending, wantHealth: "-"},
 		{name: "a reported cluster shows what executord reported", decision: placed, reports: []events.WorkStatus{running}, wantPhase: events.WorkRunning},
 		{name: "a manifest the member refused is Failed with the member's message", decision: placed, reports: []events.WorkStatus{refused}, wantPhase: events.WorkFailed,
 			wantMsg: refused.Message},
@@ -57,13 +59,29 @@ func phaseCases() []phaseCase {
 		{name: "a lost cluster's held copy is Unknown and says it is kept for want of a replacement", decision: held, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
 			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Evicted; kept: no replacement (no replacement could be placed); evicted (ApplicationFailure): cluster1 has been Unreachable"},
 		{name: "a cluster evicted with its copy purged is Deleting", decision: purged, reports: []events.WorkStatus{running}, wantPhase: events.WorkDeleting},
-		{name: "a lost cluster's work is Unknown", decision: placed, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
-			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Running"},
-		{name: "a lost cluster's evicted copy is Unknown", decision: kept, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
-			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Evicted"},
+		{name: "a lost cluster's work is Unknown, its health too", decision: placed, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
+			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Running", wantHealth: events.WorkHealthUnknown},
+		{name: "a lost cluster's evicted copy is Unknown, its health too", decision: kept, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
+			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Evicted", wantHealth: events.WorkHealthUnknown},
 		{name: "work reported Deleted from a lost cluster stays Deleted", decision: placed, reports: []events.WorkStatus{deleted}, health: []events.ClusterHealth{unreachable}, wantPhase: events.WorkDeleted},
 		{name: "a suspect cluster is not lost", decision: placed, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{suspect}, wantPhase: events.WorkRunning},
 	}
+}
+
+// shownHealth is the health the case wants shown.
+func (c phaseCase) shownHealth() string {
+	if c.wantHealth == "" {
+		return events.WorkHealthy
+	}
+	return c.wantHealth
+}
+
+// orDash is a health as the table shows it ("-" for none).
+func orDash(health string) string {
+	if health == "" {
+		return "-"
+	}
+	return health
 }
 
 func (c phaseCase) record(t *testing.T) (decisions, reports, health []Stored) {
@@ -90,11 +108,11 @@ func TestWorkPhases(t *testing.T) {
 			for _, s := range w.Items {
 				if s.Cluster == "cluster1" {
 					phase, msg := w.Phase(s)
-					got = append(got, phase, msg)
+					got = append(got, phase, msg, orDash(w.Health(s)))
 				}
 			}
-			if diff := cmp.Diff([]string{c.wantPhase, c.wantMsg}, got); diff != "" {
-				t.Errorf("get work: cluster1's phase and message (-want +got):\n%s", diff)
+			if diff := cmp.Diff([]string{c.wantPhase, c.wantMsg, c.shownHealth()}, got); diff != "" {
+				t.Errorf("get work: cluster1's phase, message and health (-want +got):\n%s", diff)
 			}
 			tv, err := FindTemplate(ds, w, "deploy/my-app", "default")
 			if err != nil {
@@ -104,7 +122,7 @@ func TestWorkPhases(t *testing.T) {
 			for _, s := range tv.Work {
 				if s.Cluster == "cluster1" {
 					phase, msg := tv.Phase(s)
-					fromTemplate = append(fromTemplate, phase, msg)
+					fromTemplate = append(fromTemplate, phase, msg, orDash(tv.work.Health(s)))
 				}
 			}
 			if diff := cmp.Diff(got, fromTemplate); diff != "" {

@@ -58,8 +58,8 @@ func namespaceColumn(ns string) string {
 func newGet(g *globals) *cobra.Command {
 	l := &listFlags{}
 	c := &cobra.Command{
-		Use:   "get clusters|policies|templates|KIND|work|placements|KIND/NAME",
-		Short: "List member clusters, policies, templates, work or placements",
+		Use:   "get clusters|policies|templates|KIND|work|placements|deadletters|KIND/NAME",
+		Short: "List member clusters, policies, templates, work, placements or dead letters",
 		Long: `List what Flotilla knows, read from the streams:
   clusters     member clusters: readiness and capacity (healthd)
   policies     propagation and override policies (policyd)
@@ -67,6 +67,7 @@ func newGet(g *globals) *cobra.Command {
   KIND         the templates of one kind: deployments, services, cm, ... (policyd)
   work         one row per template and cluster: Pending, Applied, Progressing, Running, Failed, Deleting (executord)
   placements   where each template is placed and why (schedulerd)
+  deadletters  events a consumer gave up on, with the reason (every daemon)
   KIND/NAME    one template: ready/desired replicas per cluster and in total`,
 		Example: "  flotilla get deployment/my-app\n  flotilla get deployments -A\n  flotilla get work\n  flotilla get placements -A -o wide\n  flotilla get clusters -o yaml",
 		Args:    cobra.ExactArgs(1),
@@ -100,6 +101,8 @@ func newGet(g *globals) *cobra.Command {
 					return getWork(ctx, out, bus, l)
 				case "placements", "placement":
 					return getPlacements(ctx, out, bus, l)
+				case "deadletters", "deadletter":
+					return getDeadLetters(ctx, out, cmd.ErrOrStderr(), bus, l)
 				}
 				return getTemplates(ctx, out, cmd.ErrOrStderr(), bus, l, args[0])
 			})
@@ -245,7 +248,7 @@ func printTemplates(out, errw io.Writer, l *listFlags, p readmodel.Published, wh
 		}
 	}
 	if !known {
-		return fmt.Errorf("unknown resource %q: want clusters, policies, templates, a kind (deployments, services, ...), work or placements", what)
+		return fmt.Errorf("unknown resource %q: want clusters, policies, templates, a kind (deployments, services, ...), work, placements or deadletters", what)
 	}
 	items := selected(l, rows, func(r readmodel.TemplateRow) string { return r.Key.Namespace })
 	if ok, err := printStructured(out, l.output, items); ok {
@@ -341,7 +344,7 @@ func printWork(out io.Writer, l *listFlags, work readmodel.Work) error {
 			if s.Replicas > 0 {
 				ready = fmt.Sprintf("%d/%d", s.ReadyReplicas, s.Replicas)
 			}
-			health := s.Health
+			health := work.Health(s)
 			if health == "" {
 				health = "-"
 			}

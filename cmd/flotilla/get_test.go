@@ -20,12 +20,12 @@ func TestGetTables(t *testing.T) {
 		print func(*bytes.Buffer) error
 		want  string
 	}{
-		{"get work -A -o wide shows every phase, Unknown for a lost cluster", func(b *bytes.Buffer) error {
+		{"get work -A -o wide shows every phase, Unknown status and health for a lost cluster", func(b *bytes.Buffer) error {
 			return printWork(b, &listFlags{all: true, output: "wide"}, work)
 		}, `NAMESPACE   NAME     CLUSTER    STATUS     AGE   KIND         READY   HEALTH    GENERATION   OVERRIDES            MESSAGE
 default     my-app   cluster1   Running    3d    Deployment   4/4     Healthy   3            default/tag-images   
 default     my-app   cluster2   Pending    2d    Deployment   0/2     -         3                                 
-default     my-app   cluster3   Unknown    3d    Deployment   2/2     Healthy   3            default/tag-images   cluster Unreachable since 2026-11-28T10:00:00Z; last reported Evicted
+default     my-app   cluster3   Unknown    3d    Deployment   2/2     Unknown   3            default/tag-images   cluster Unreachable since 2026-11-28T10:00:00Z; last reported Evicted
 default     my-app   cluster2   Deleting   3d    Service      -       Healthy   3            default/tag-images   
 shop        web      cluster1   Deleting   3d    Deployment   1/1     Healthy   3            default/tag-images   
 shop        web      cluster2   Pending    2d    Deployment   0/1     -         1                                 

@@ -67,6 +67,8 @@ Propagate workloads:        flotilla apply -f examples/seed000/
 See where they run:         flotilla get work`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Reads warn on the command's standard error (tests capture it).
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) { warnings = cmd.ErrOrStderr() },
 	}
 	defURL := os.Getenv("FLOTILLA_NATS_URL")
 	if defURL == "" {

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"os"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
@@ -11,10 +14,33 @@ import (
 // The edge of the read model: the client verbs read the streams here and
 // hand what they read to package readmodel, which computes the views.
 
+// warnings is where reads warn about unreadable rows: the running
+// command's standard error (the root command sets it).
+var warnings io.Writer = os.Stderr
+
 // latest reads the latest event of every subject matching filters on stream.
+// A subject whose latest row is unreadable is read as its newest readable
+// row (natsbus.Bus.LatestPerSubject); each such row gets a warning line
+// naming the subject and sequence.
 func latest(ctx context.Context, bus *natsbus.Bus, stream string, filters ...string) ([]readmodel.Stored, error) {
 	ms, err := bus.LatestPerSubject(ctx, stream, filters...)
+	warnUnreadable(warnings, ms)
 	return stored(ms), err
+}
+
+// warnUnreadable prints a warning line for every message of ms that stands
+// in for an unreadable row or is one.
+func warnUnreadable(w io.Writer, ms []natsbus.Message) {
+	for _, m := range ms {
+		switch {
+		case m.Unreadable != nil:
+			fmt.Fprintf(w, "warning: %s: %s sequence %d is unreadable (%v); showing sequence %d, the newest readable\n",
+				m.Subject, m.Stream, m.Unreadable.Sequence, m.Unreadable.Err, m.Sequence)
+		case m.Err != nil:
+			fmt.Fprintf(w, "warning: %s: %s sequence %d is unreadable (%v) and nothing readable precedes it; left out\n",
+				m.Subject, m.Stream, m.Sequence, m.Err)
+		}
+	}
 }
 
 func stored(ms []natsbus.Message) []readmodel.Stored {

@@ -91,7 +91,9 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 				fmt.Fprintln(w, "TIME\tSTREAM\tSEQ\tTYPE\tSUBJECT\tCAUSATION\tSUMMARY")
 				for _, m := range all {
 					typ, causation, summary := "<not a CloudEvent>", "", ""
-					if m.Err == nil {
+					if m.Err != nil {
+						summary = m.Err.Error()
+					} else {
 						typ, causation, summary = m.Event.Type(), events.CausationID(m.Event), summarize(m.Event)
 					}
 					fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.Time.Format("2006-01-02T15:04:05.000Z07:00"), m.Stream, m.Sequence, typ, m.Subject, causation, summary)
@@ -119,10 +121,17 @@ func streamCovers(s events.StreamSpec, subject string) bool {
 	return false
 }
 
-// summarize says in one line what a placement or failover event changed
+// summarize says in one line what a placement or failover event changed,
+// what a health event reported, or what a dead letter gave up on and why
 // ("" for other types): the audit trail of where each workload went and why.
 func summarize(e events.Event) string {
 	switch events.Type(e.Type()) {
+	case events.TypeEventDeadLettered:
+		var dl events.DeadLetter
+		if events.Decode(e, &dl) != nil {
+			return ""
+		}
+		return fmt.Sprintf("%s gave up on %s %d (%s): %s", dl.Consumer, dl.Stream, dl.Sequence, dl.Subject, dl.Reason)
 	case events.TypePlacementDecided:
 		var p events.PlacementDecision
 		if events.Decode(e, &p) != nil {

@@ -227,6 +227,16 @@ func (s *system) mustCLI(args ...string) string {
 	return out
 }
 
+// write stores content in the test's directory as name and returns its path.
+func (s *system) write(name, content string) string {
+	s.t.Helper()
+	p := filepath.Join(s.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	return p
+}
+
 // joinAll registers the sandbox members and waits until healthd sees them Ready.
 func (s *system) joinAll() {
 	s.t.Helper()

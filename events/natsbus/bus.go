@@ -2,8 +2,10 @@ package natsbus
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -225,13 +227,28 @@ func toMsg(subj string, e events.Event) (*nats.Msg, error) {
 	return msg, nil
 }
 
-// decode turns a received message into an event.
+// decode turns a received message into an event. An event whose data is
+// declared JSON but is not is unreadable too (Permanent): no reader could
+// decode its payload, so it is dead-lettered as a bad row, once, rather than
+// by every handler it reaches.
 func decode(h nats.Header, data []byte) (events.Event, error) {
 	keys := make([]string, 0, len(h))
 	for k := range h {
 		keys = append(keys, k)
 	}
-	return events.FromHeaders(h.Get, keys, data)
+	e, err := events.FromHeaders(h.Get, keys, data)
+	if err == nil && len(data) > 0 && isJSON(e.DataContentType()) && !json.Valid(data) {
+		return events.Event{}, events.Permanent(fmt.Errorf("%s data is not valid JSON", e.Type()))
+	}
+	return e, err
+}
+
+// isJSON reports whether a content type is JSON (application/json, or a
+// +json suffix, with or without parameters).
+func isJSON(ct string) bool {
+	ct, _, _ = strings.Cut(ct, ";")
+	ct = strings.TrimSpace(strings.ToLower(ct))
+	return ct == "application/json" || strings.HasSuffix(ct, "+json")
 }
 
 // Message is a stored event with its place in the stream.
@@ -241,10 +258,14 @@ type Message struct {
 	Stream   string
 	Sequence uint64
 	Time     time.Time
-	// Err is set when the stored message is not a valid CloudEvent.
+	// Err is set when the stored message is unreadable: not a valid
+	// CloudEvent, or its JSON data is not JSON.
 	Err     error
 	Headers nats.Header
 	Data    []byte
+	// Unreadable is set by LatestPerSubject when this message stands in
+	// for a newer message of its subject that is unreadable.
+	Unreadable *Unreadable
 }
 
 func toMessage(m jetstream.Msg) Message {

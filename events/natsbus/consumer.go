@@ -244,10 +244,12 @@ type delivery struct {
 	md        *jetstream.MsgMetadata
 	delivered uint64
 	typ       string
-	err       error     // the handler's result
-	start     time.Time // fetched
-	began     time.Time // handed to the handler
-	effects   *batch
+	err       error // the handler's result
+	// unreadable: the message did not decode (the handler was not called).
+	unreadable bool
+	start      time.Time // fetched
+	began      time.Time // handed to the handler
+	effects    *batch
 }
 
 func (c *Consumer) handle(ctx context.Context, d *delivery, h events.Handler, p *pipeline) {
@@ -257,6 +259,7 @@ func (c *Consumer) handle(ctx context.Context, d *delivery, h events.Handler, p 
 	}
 	d.began = time.Now()
 	e, err := decode(d.m.Headers(), d.m.Data())
+	d.unreadable = err != nil
 	if err == nil {
 		d.typ = e.Type()
 		d.effects = &batch{}
@@ -279,7 +282,7 @@ func (c *Consumer) handle(ctx context.Context, d *delivery, h events.Handler, p 
 // settle maps the handler's result to the acknowledgement.
 func (c *Consumer) settle(ctx context.Context, d *delivery) {
 	defer c.progress.Store(time.Now().UnixNano())
-	m, md, delivered, err := d.m, d.md, d.delivered, d.err
+	m, delivered, err := d.m, d.delivered, d.err
 	outcome := "ack"
 	log := c.bus.log.With(zap.String("consumer", c.spec.Name), zap.String("subject", m.Subject()), zap.String("event_type", d.typ))
 	if err == nil {
@@ -295,7 +298,7 @@ func (c *Consumer) settle(ctx context.Context, d *delivery) {
 			reason = fmt.Sprintf("gave up after %d deliveries: %s", delivered, reason)
 		}
 		log.Warn("dead-lettered", zap.String("reason", reason))
-		if derr := c.deadLetter(ctx, m, md, delivered, reason); derr != nil {
+		if derr := c.deadLetter(ctx, d, reason); derr != nil {
 			log.Error("dead-letter publish", zap.Error(derr))
 			_ = m.NakWithDelay(5 * time.Second) // keep it: nothing is lost
 		} else {
@@ -451,8 +454,16 @@ func safeHandle(ctx context.Context, h events.Handler, e events.Event) (err erro
 	return h(ctx, e)
 }
 
-func (c *Consumer) deadLetter(ctx context.Context, m jetstream.Msg, md *jetstream.MsgMetadata, delivered uint64, reason string) error {
-	dl := events.DeadLetter{Consumer: c.spec.Name, Reason: reason, Subject: m.Subject(), Deliveries: delivered, Data: m.Data(), Headers: map[string]string{}}
+// deadLetter publishes d's message as a dead letter with the reason. Its id
+// (sent as Nats-Msg-Id) names what failed: for a handler's failure, this
+// consumer and the stored message; for an unreadable message, the stored
+// message alone, as every consumer it reaches fails it alike, so
+// JetStream keeps one dead letter of it however many consumers meet it
+// (within the stream's duplicate window; unreadableDeadLettered covers
+// the rest).
+func (c *Consumer) deadLetter(ctx context.Context, d *delivery, reason string) error {
+	m, md := d.m, d.md
+	dl := events.DeadLetter{Consumer: c.spec.Name, Reason: reason, Subject: m.Subject(), Deliveries: d.delivered, Data: m.Data(), Headers: map[string]string{}}
 	if md != nil {
 		dl.Stream, dl.Sequence = md.Stream, md.Sequence.Stream
 	}
@@ -460,6 +471,12 @@ func (c *Consumer) deadLetter(ctx context.Context, m jetstream.Msg, md *jetstrea
 		dl.Headers[k] = m.Headers().Get(k)
 	}
 	id := events.DeterministicID("deadletter", c.spec.Name, dl.Stream, fmt.Sprint(dl.Sequence))
+	if d.unreadable {
+		id = events.DeterministicID("deadletter", "unreadable", dl.Stream, fmt.Sprint(dl.Sequence))
+		if done, err := c.bus.unreadableDeadLettered(ctx, dl.Stream, dl.Sequence); err != nil || done {
+			return err
+		}
+	}
 	e, err := events.NewWithID(id, events.TypeEventDeadLettered, "/natsbus/"+c.spec.Name, m.Subject(), dl)
 	if err != nil {
 		return err

@@ -16,11 +16,20 @@ import (
 // filters in stream, in stream order. It is how daemons rebuild their state
 // at start-up and how the CLI reads current state: a stream keyed by subject
 // is a table whose rows are the latest message per subject.
+//
+// A subject whose newest message is unreadable (Unreadable) is read as its
+// newest readable message, with Message.Unreadable naming the newer row
+// passed over (the bus logs it; the CLI warns); only a subject with no
+// readable message at all is returned with Err set.
 func (b *Bus) LatestPerSubject(ctx context.Context, stream string, filters ...string) ([]Message, error) {
-	return b.readAll(ctx, stream, jetstream.ConsumerConfig{
+	ms, err := b.readAll(ctx, stream, jetstream.ConsumerConfig{
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 		FilterSubjects: filters,
 	})
+	if err != nil {
+		return ms, err
+	}
+	return b.passOverUnreadable(ctx, stream, ms)
 }
 
 // ReplayOptions select a slice of history.
@@ -187,8 +196,10 @@ func SortByTime(ms []Message) {
 // HandleLatest feeds the newest message of every subject matching filters
 // to h, oldest first: how a daemon catches up with current state before it
 // follows a durable consumer. Handler errors are left to the durable
-// consumer's redelivery and do not stop the catch-up; messages that are not
-// valid CloudEvents are skipped (the consumer dead-letters them).
+// consumer's redelivery and do not stop the catch-up; a subject whose newest
+// message is unreadable is fed its newest readable one (LatestPerSubject),
+// and is skipped if it has none: the durable consumer dead-letters the
+// unreadable row, once.
 func (b *Bus) HandleLatest(ctx context.Context, stream string, h func(context.Context, events.Event) error, filters ...string) error {
 	ms, err := b.LatestPerSubject(ctx, stream, filters...)
 	if err != nil {
