@@ -57,7 +57,7 @@ func phaseCases() []phaseCase {
 		{name: "a copy held past its grace period says it is kept for want of a replacement", decision: held, reports: []events.WorkStatus{running}, wantPhase: WorkEvicted,
 			wantMsg: "kept: no replacement (no replacement could be placed); evicted (ApplicationFailure): cluster1 has been Unreachable"},
 		{name: "a lost cluster's held copy is Unknown and says it is kept for want of a replacement", decision: held, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
-			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Evicted; kept: no replacement (no replacement could be placed); evicted (ApplicationFailure): cluster1 has been Unreachable"},
+			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Evicted; kept: no replacement (no replacement could be placed); evicted (ApplicationFailure): cluster1 has been Unreachable", wantHealth: events.WorkHealthUnknown},
 		{name: "a cluster evicted with its copy purged is Deleting", decision: purged, reports: []events.WorkStatus{running}, wantPhase: events.WorkDeleting},
 		{name: "a lost cluster's work is Unknown, its health too", decision: placed, reports: []events.WorkStatus{running}, health: []events.ClusterHealth{unreachable}, wantPhase: WorkUnknown,
 			wantMsg: "cluster Unreachable since 2026-12-01T14:00:00Z; last reported Running", wantHealth: events.WorkHealthUnknown},
