@@ -21,11 +21,14 @@ import (
 // cluster1 is started again the copy is still there.
 func TestFailoverKeepsTheOnlyCopyPastItsGracePeriod(t *testing.T) {
 	s := newSystem(t)
+	// Registered before the member is made stoppable, so that it runs after
+	// a failed test has started cluster1 again: a namespace deleted while
+	// cluster1 is down would leave solo's pods there for the next test.
+	ns := uniqueNS("lastcopy")
+	t.Cleanup(func() { s.deleteNamespace(ns) })
 	cluster1 := s.stoppable("cluster1")
 	s.startAll()
 	s.joinAll()
-	ns := uniqueNS("lastcopy")
-	t.Cleanup(func() { s.deleteNamespace(ns) })
 
 	s.applyYAML("lastcopy.yaml", fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
@@ -82,7 +85,7 @@ spec:
 		t.Fatalf("held only %s after the eviction, before the grace period ended", past)
 	}
 
-	work := s.mustCLI("get", "work", "-n", ns)
+	work := s.mustCLI("get", "work", "-n", ns, "-o", "wide")
 	if !strings.Contains(work, "kept: no replacement") {
 		t.Fatalf("get work must say the copy in cluster1 is kept for want of a replacement:\n%s", work)
 	}
