@@ -62,19 +62,41 @@ const (
 type StreamSpec struct {
 	Name     string
 	Subjects []string
-	// MaxPerSubject bounds the history kept for each subject.
+	// MaxPerSubject bounds the history kept for each subject: a subject
+	// with more messages loses its oldest. It never removes a subject's
+	// newest message, its row.
 	MaxPerSubject int64
-	Doc           string
+	// MaxBytes bounds the stream's storage (JetStream reserves it up front).
+	// A full table refuses a new message (discard-new: the publisher gets
+	// an error) instead of discarding the stream's oldest, which can be the
+	// only row of a long-quiet subject; a subject at MaxPerSubject still
+	// replaces its oldest message on one server. A full Log discards its
+	// oldest messages.
+	MaxBytes int64
+	// Log marks a stream nothing reads current rows from (a queue of
+	// requests, a record of failures): when full it keeps taking messages
+	// and its oldest go, so a full log never stops the daemons writing it.
+	Log bool
+	Doc string
 }
+
+// streamBytes is every stream's storage cap: 4 GiB.
+const streamBytes = 4 << 30
 
 // Streams lists every stream Flotilla creates (idempotently, at start-up).
 var Streams = []StreamSpec{
-	{StreamInput, []string{"flotilla.input.>"}, 1000, "objects applied/deleted by users and external systems"},
-	{StreamPolicy, []string{"flotilla.object.>", "flotilla.rejected.>", "flotilla.binding.>", "flotilla.member.>", "flotilla.sealkey"}, 1000, "policyd's accepted state, rejections, bindings, member registrations"},
-	{StreamHealth, []string{"flotilla.health.>", "flotilla.capacity.>", HealthSnapshotSubject}, 100, "healthd's health transitions and capacity reports"},
-	{StreamPlacement, []string{"flotilla.placement.>", "flotilla.failover.>"}, 1000, "schedulerd's placement decisions and failover history"},
-	{StreamWork, []string{"flotilla.work.>"}, 100, "executord's per-cluster work status"},
-	{StreamDeadLetter, []string{"flotilla.deadletter.>"}, 1000, "events a consumer could not handle, with the reason"},
+	{Name: StreamInput, Subjects: []string{"flotilla.input.>"}, MaxPerSubject: 1000, MaxBytes: streamBytes, Log: true,
+		Doc: "objects applied/deleted by users and external systems"},
+	{Name: StreamPolicy, Subjects: []string{"flotilla.object.>", "flotilla.rejected.>", "flotilla.binding.>", "flotilla.member.>", "flotilla.sealkey"}, MaxPerSubject: 1000, MaxBytes: streamBytes,
+		Doc: "policyd's accepted state, rejections, bindings, member registrations"},
+	{Name: StreamHealth, Subjects: []string{"flotilla.health.>", "flotilla.capacity.>", HealthSnapshotSubject}, MaxPerSubject: 100, MaxBytes: streamBytes,
+		Doc: "healthd's health transitions and capacity reports"},
+	{Name: StreamPlacement, Subjects: []string{"flotilla.placement.>", "flotilla.failover.>"}, MaxPerSubject: 1000, MaxBytes: streamBytes,
+		Doc: "schedulerd's placement decisions and failover history"},
+	{Name: StreamWork, Subjects: []string{"flotilla.work.>"}, MaxPerSubject: 100, MaxBytes: streamBytes,
+		Doc: "executord's per-cluster work status"},
+	{Name: StreamDeadLetter, Subjects: []string{"flotilla.deadletter.>"}, MaxPerSubject: 1000, MaxBytes: streamBytes, Log: true,
+		Doc: "events a consumer could not handle, with the reason"},
 }
 
 // Entry is one row of the catalogue: an event type, who produces it, the

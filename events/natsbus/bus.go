@@ -25,6 +25,7 @@ type Bus struct {
 	js      jetstream.JetStream
 	log     *zap.Logger
 	metrics *Metrics
+	streams []events.StreamSpec
 
 	// Deferred publishing (PublishDeferred): pubMu makes the order in which
 	// deferred events are numbered the order in which they leave; latest
@@ -51,6 +52,9 @@ type Options struct {
 	Metrics *Metrics // nil: metrics are not recorded
 	// ConnectTimeout bounds the first connection attempt (default 5s).
 	ConnectTimeout time.Duration
+	// Streams are the streams EnsureStreams creates (nil: events.Streams;
+	// tests give small limits here).
+	Streams []events.StreamSpec
 }
 
 // Connect dials NATS at url and prepares JetStream. It reconnects forever
@@ -83,7 +87,10 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 		nc.Close()
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, latest: map[string]uint64{}}, nil
+	if o.Streams == nil {
+		o.Streams = events.Streams
+	}
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, latest: map[string]uint64{}}, nil
 }
 
 // Close drains and closes the connection.
@@ -100,9 +107,11 @@ func (b *Bus) Connected() bool { return b != nil && b.nc != nil && b.nc.IsConnec
 // JetStream exposes the JetStream handle to tests and tools in this package's family.
 func (b *Bus) JetStream() jetstream.JetStream { return b.js }
 
-// EnsureStreams creates or updates every stream of the catalogue (idempotent).
+// EnsureStreams creates or updates every stream of the catalogue
+// (idempotent): a stream that exists takes the catalogue's limits in place,
+// keeping its messages.
 func (b *Bus) EnsureStreams(ctx context.Context) error {
-	for _, s := range events.Streams {
+	for _, s := range b.streams {
 		cfg := jetstream.StreamConfig{
 			Name:              s.Name,
 			Description:       s.Doc,
@@ -110,15 +119,24 @@ func (b *Bus) EnsureStreams(ctx context.Context) error {
 			Retention:         jetstream.LimitsPolicy,
 			Storage:           jetstream.FileStorage,
 			MaxMsgsPerSubject: s.MaxPerSubject,
-			MaxBytes:          4 << 30,
+			MaxBytes:          s.MaxBytes,
 			Duplicates:        5 * time.Minute,
-			Discard:           jetstream.DiscardOld,
+			Discard:           discardPolicy(s),
 		}
 		if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("stream %s: %w", s.Name, err)
 		}
 	}
 	return nil
+}
+
+// discardPolicy is what a full stream does (events.StreamSpec.MaxBytes):
+// a table refuses new messages, a log drops its oldest.
+func discardPolicy(s events.StreamSpec) jetstream.DiscardPolicy {
+	if s.Log {
+		return jetstream.DiscardOld
+	}
+	return jetstream.DiscardNew
 }
 
 // Publish stores e on the NATS subject subj and waits for JetStream's ack.
