@@ -6,7 +6,9 @@ BIN := bin/flotilla
 
 include deploy/sandbox/sandbox.mk
 
-.PHONY: bench-failover all build test unit e2e demo demo-down bench lint tools fmt
+IMAGE := bin/flotilla-image.tar
+
+.PHONY: image image-test bench-failover all build test unit e2e demo demo-down bench lint tools fmt
 
 all: build
 
@@ -46,6 +48,15 @@ bench: build
 bench-failover: build clusters
 	FLOTILLA_E2E=1 FLOTILLA_BENCH_FAILOVER=1 FLOTILLA_SANDBOX=$(CURDIR)/.sandbox FLOTILLA_BIN=$(CURDIR)/$(BIN) \
 		$(GO) test -count=1 -timeout 30m -run '^TestBenchFailoverTimings$$' -v ./deploy/e2e/ | grep -v '^\s*[0-9][0-9]:[0-9][0-9]:'
+
+## image: the OCI image (scratch + static binary + CA bundle, user 65532) as an OCI archive in $(IMAGE), built by buildah without a registry or a daemon (installs buildah when missing)
+image: build
+	@command -v buildah >/dev/null || { echo "installing: buildah"; apt-get update -qq && apt-get install -y -qq buildah ca-certificates >/dev/null; }
+	bash deploy/docker/buildah.sh $(BIN) $(IMAGE)
+
+## image-test: build the image and inspect it (user, entrypoint, files, size); `make test` inspects an existing $(IMAGE) and skips without one
+image-test: image
+	FLOTILLA_IMAGE_TEST=1 $(GO) test -count=1 -run '^(TestImage|TestReadOCIArchiveSeesAShell)$$' -v ./deploy/
 
 ## lint: gofmt, go vet
 lint:

@@ -60,6 +60,7 @@ var kinds = map[string]func() any{
 	"v1/Namespace":                       func() any { return &corev1.Namespace{} },
 	"v1/ServiceAccount":                  func() any { return &corev1.ServiceAccount{} },
 	"v1/ConfigMap":                       func() any { return &corev1.ConfigMap{} },
+	"v1/PersistentVolumeClaim":           func() any { return &corev1.PersistentVolumeClaim{} },
 	"v1/Secret":                          func() any { return &corev1.Secret{} },
 	"v1/Service":                         func() any { return &corev1.Service{} },
 	"apps/v1/Deployment":                 func() any { return &appsv1.Deployment{} },
@@ -462,12 +463,7 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 }
 
 func checkDaemon(t *testing.T, d *appsv1.Deployment, needsKey bool) {
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
-		t.Errorf("replicas: want 1 (one active instance: the daemons share durable consumers by name)")
-	}
-	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-		t.Errorf("strategy: want Recreate, so that a rollout never runs two instances at once")
-	}
+	// Replicas, the standby fence and the strategy: ha_test.go.
 	cs := d.Spec.Template.Spec.Containers
 	if len(cs) != 1 {
 		t.Fatalf("want one container, got %d", len(cs))
