@@ -33,6 +33,8 @@ type Bus struct {
 	pubMu  sync.Mutex
 	pubSeq uint64
 	latest map[string]uint64
+
+	replicas int // of the streams EnsureStreams creates
 }
 
 // Publishing limits. An asynchronous publish not acknowledged within
@@ -51,6 +53,9 @@ type Options struct {
 	Metrics *Metrics // nil: metrics are not recorded
 	// ConnectTimeout bounds the first connection attempt (default 5s).
 	ConnectTimeout time.Duration
+	// StreamReplicas is how many copies of each stream EnsureStreams keeps
+	// (0: 3 when the server's cluster has three or more nodes, else 1).
+	StreamReplicas int
 }
 
 // Connect dials NATS at url and prepares JetStream. It reconnects forever
@@ -83,7 +88,11 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 		nc.Close()
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, latest: map[string]uint64{}}, nil
+	replicas := o.StreamReplicas
+	if replicas <= 0 {
+		replicas = clusterReplicas(nc)
+	}
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, latest: map[string]uint64{}, replicas: replicas}, nil
 }
 
 // Close drains and closes the connection.
@@ -100,7 +109,12 @@ func (b *Bus) Connected() bool { return b != nil && b.nc != nil && b.nc.IsConnec
 // JetStream exposes the JetStream handle to tests and tools in this package's family.
 func (b *Bus) JetStream() jetstream.JetStream { return b.js }
 
-// EnsureStreams creates or updates every stream of the catalogue (idempotent).
+// StreamReplicas is how many copies of each stream EnsureStreams asks for.
+func (b *Bus) StreamReplicas() int { return b.replicas }
+
+// EnsureStreams creates or updates every stream of the catalogue
+// (idempotent). A stream gets StreamReplicas copies, or keeps the more it
+// has: an existing stream is scaled up in place, never down.
 func (b *Bus) EnsureStreams(ctx context.Context) error {
 	for _, s := range events.Streams {
 		cfg := jetstream.StreamConfig{
@@ -114,11 +128,21 @@ func (b *Bus) EnsureStreams(ctx context.Context) error {
 			Duplicates:        5 * time.Minute,
 			Discard:           jetstream.DiscardOld,
 		}
+		cfg.Replicas = b.replicasOf(ctx, s.Name)
 		if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("stream %s: %w", s.Name, err)
 		}
 	}
 	return nil
+}
+
+// replicasOf is the replica count stream name should have: StreamReplicas,
+// or more if it already has more.
+func (b *Bus) replicasOf(ctx context.Context, name string) int {
+	if st, err := b.js.Stream(ctx, name); err == nil {
+		return max(b.replicas, st.CachedInfo().Config.Replicas)
+	}
+	return b.replicas
 }
 
 // Publish stores e on the NATS subject subj and waits for JetStream's ack.
