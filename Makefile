@@ -5,6 +5,7 @@ GO ?= go
 BIN := bin/flotilla
 
 include deploy/sandbox/sandbox.mk
+include deploy/nats/nats.mk
 
 .PHONY: bench-failover all build test unit e2e demo demo-down bench lint tools fmt
 
