@@ -129,7 +129,7 @@ func (b *Bus) EnsureStreams(ctx context.Context) error {
 			Discard:           jetstream.DiscardOld,
 		}
 		cfg.Replicas = b.replicasOf(ctx, s.Name)
-		if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		if err := b.ensureStream(ctx, cfg); err != nil {
 			return fmt.Errorf("stream %s: %w", s.Name, err)
 		}
 	}

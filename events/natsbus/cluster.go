@@ -2,6 +2,7 @@ package natsbus
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 
 	"github.com/flotilla-io/flotilla/events"
 )
@@ -123,4 +125,40 @@ func clusterReplicas(nc *nats.Conn) int {
 		return 3
 	}
 	return 1
+}
+
+// ensureStream creates or updates a stream, trying again for up to a
+// minute while the cluster cannot answer yet: a request times out or finds
+// no responder while a leader is being elected. It asks for the creation
+// first, which the server answers at once for a stream that exists with
+// this config: several daemons starting together each proposing the same
+// update to a replicated stream made all but one wait out the request
+// timeout (5 s per stream).
+func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := b.js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			_, err = b.js.UpdateStream(ctx, cfg)
+		}
+		if err == nil || !transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		b.log.Warn("stream not ready yet, trying again", zap.String("stream", cfg.Name), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// transient reports whether a JetStream API error may go away by itself:
+// no answer in time, nobody to answer, or the server saying it is busy.
+func transient(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		return api.Code == 503 || api.Code == 500
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
 }
