@@ -179,7 +179,7 @@ func (b *Bus) PublishAck(ctx context.Context, subj string, e events.Event) (Ack,
 	prev, hadPrev := b.latest[subj]
 	b.latest[subj] = seq
 	b.pubMu.Unlock()
-	ack, err := b.js.PublishMsg(ctx, msg)
+	ack, err := b.js.PublishMsg(ctx, msg, electionRetry...)
 	b.pubMu.Lock()
 	if b.latest[subj] == seq {
 		if err != nil && hadPrev {
@@ -207,7 +207,7 @@ func (b *Bus) PublishAsync(subj string, e events.Event) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.js.PublishMsgAsync(msg, jetstream.WithStallWait(asyncStallWait)); err != nil {
+	if _, err := b.js.PublishMsgAsync(msg, append(electionRetry, jetstream.WithStallWait(asyncStallWait))...); err != nil {
 		return fmt.Errorf("publish %s on %s: %w", e.Type(), subj, err)
 	}
 	b.metrics.published(e.Type(), "ok")
@@ -233,7 +233,7 @@ func (b *Bus) PublishRaw(ctx context.Context, subj string, headers map[string]st
 		msg.Header.Set(k, v)
 	}
 	msg.Data = data
-	_, err := b.js.PublishMsg(ctx, msg)
+	_, err := b.js.PublishMsg(ctx, msg, electionRetry...)
 	return err
 }
 

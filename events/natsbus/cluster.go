@@ -127,6 +127,12 @@ func clusterReplicas(nc *nats.Conn) int {
 	return 1
 }
 
+// electionRetry makes a publish that finds no stream to answer (its
+// leader is being elected, a node having gone or come back) try again for
+// up to 10 s (or its context's deadline) instead of the client's 0.5 s;
+// the event id makes a retry stored once.
+var electionRetry = []jetstream.PublishOpt{jetstream.WithRetryAttempts(40), jetstream.WithRetryWait(250 * time.Millisecond)}
+
 // ensureStream creates or updates a stream, trying again for up to a
 // minute while the cluster cannot answer yet: a request times out or finds
 // no responder while a leader is being elected. It asks for the creation
@@ -161,4 +167,21 @@ func transient(err error) bool {
 		return api.Code == 503 || api.Code == 500
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// waitLeader waits, up to 10 s, until a replicated consumer has a leader:
+// pull requests sent before are not answered, and the first messages
+// would wait for the pull subscription's heartbeat to notice (30 s).
+func waitLeader(ctx context.Context, c jetstream.Consumer) {
+	deadline := time.Now().Add(10 * time.Second)
+	for info := c.CachedInfo(); info.Cluster != nil && info.Cluster.Leader == "" && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if fresh, err := c.Info(ctx); err == nil {
+			info = fresh
+		}
+	}
 }

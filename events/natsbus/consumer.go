@@ -169,6 +169,7 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s on %s: %w", spec.Name, spec.Stream, err)
 	}
+	waitLeader(ctx, c)
 	return &Consumer{bus: b, spec: spec, c: c}, nil
 }
 
