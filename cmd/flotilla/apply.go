@@ -40,9 +40,12 @@ path, and nothing is published. Secrets in karmada-system (cluster
 credentials, e.g. the one a Cluster's spec.secretRef names) are sealed to the
 credentials key before they leave this process and are never propagated.
 
-apply then waits up to --timeout for policyd's verdict on every object. It
-does not give up early: a policyd that is starting, or catching up after a
-crash, answers within the timeout once it has caught up.
+apply publishes the objects in order; one NATS does not acknowledge (as
+while flotilla up restarts after a crash) is published again until it is
+stored or --timeout has passed. apply then waits up to --timeout for
+policyd's verdict on every object. It does not give up early: a policyd
+that is starting, or catching up after a crash, answers within the timeout
+once it has caught up.
 
 Exit status:
   0  every object was accepted

@@ -86,6 +86,15 @@ func killFlotillaUpMidApply(t *testing.T, published int) {
 	const n = 60
 	const bound = 30 * time.Second
 	s := newSystem(t)
+	t.Cleanup(func() { // a rare failure is read in the whole log, not its tail
+		if t.Failed() {
+			keep := filepath.Join(os.TempDir(), "flotilla-e2e-"+strings.ReplaceAll(t.Name(), "/", "-")+"-up.log")
+			b, _ := os.ReadFile(filepath.Join(s.dir, "up.log"))
+			if os.WriteFile(keep, b, 0o644) == nil {
+				t.Logf("flotilla up's log kept in %s", keep)
+			}
+		}
+	})
 	dataDir, listen := filepath.Join(s.dir, "up"), freeAddr(t)
 	s.natsURL = "nats://" + listen // the CLI talks to up's NATS, not newSystem's
 	s.startUp(dataDir, listen, 1)
