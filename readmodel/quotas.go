@@ -62,11 +62,7 @@ func Quotas(p Published, placements []Stored) []Quota {
 				continue
 			}
 			frq := policy.FederatedResourceQuota{Spec: policy.FederatedResourceQuotaSpec{Overall: q.Overall}}
-			for n, u := range frq.Restrict(usage) {
-				cur := q.OverallUsed[n]
-				cur.Add(u)
-				q.OverallUsed[n] = cur
-			}
+			policy.AddTo(q.OverallUsed, frq.Restrict(usage))
 		}
 	}
 	return out

@@ -101,6 +101,15 @@ func Usage(request corev1.ResourceList, components []Component, clusterReplicas 
 	return nonZero(out)
 }
 
+// AddTo adds each quantity of l into sum.
+func AddTo(sum, l corev1.ResourceList) {
+	for name, q := range l {
+		cur := sum[name]
+		cur.Add(q)
+		sum[name] = cur
+	}
+}
+
 // addScaled adds n × each quantity of from into into.
 func addScaled(into, from corev1.ResourceList, n int64) {
 	for name, q := range from {
@@ -168,24 +177,13 @@ func (q *FederatedResourceQuota) Admit(used, delta corev1.ResourceList) QuotaAdm
 	if q.Spec.Overall == nil {
 		return QuotaAdmission{Used: used}
 	}
-	restricted := corev1.ResourceList{}
-	for name, d := range delta {
-		if _, limited := q.Spec.Overall[name]; limited && !d.IsZero() {
-			restricted[name] = d
-		}
-	}
-	if len(restricted) == 0 {
+	restricted := q.Restrict(delta)
+	if restricted == nil {
 		return QuotaAdmission{Used: used}
 	}
 	candidate := corev1.ResourceList{}
-	for name, u := range used {
-		candidate[name] = u.DeepCopy()
-	}
-	for name, d := range restricted {
-		cur := candidate[name]
-		cur.Add(d)
-		candidate[name] = cur
-	}
+	AddTo(candidate, used)
+	AddTo(candidate, restricted)
 	for name, c := range candidate {
 		if c.Sign() <= 0 {
 			delete(candidate, name)

@@ -42,7 +42,7 @@ func (l *Ledger) SetQuota(q policy.FederatedResourceQuota, used corev1.ResourceL
 		sum := corev1.ResourceList{}
 		for k, u := range l.usage {
 			if k.Namespace == q.Namespace {
-				addInto(sum, q.Restrict(u))
+				policy.AddTo(sum, q.Restrict(u))
 			}
 		}
 		used = sum
@@ -150,14 +150,6 @@ func (l *Ledger) Release(key events.ObjectKey) {
 			next[n] = cur
 		}
 		e.used = next
-	}
-}
-
-func addInto(sum, l corev1.ResourceList) {
-	for n, q := range l {
-		cur := sum[n]
-		cur.Add(q)
-		sum[n] = cur
 	}
 }
 
