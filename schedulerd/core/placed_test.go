@@ -167,6 +167,22 @@ func TestWorkloadAffinityIsOrderDependent(t *testing.T) {
 	}
 }
 
+func TestKarmadasWorkedExampleExactlyOneOfTwoConflictingWorkloadsIsPlaced(t *testing.T) {
+	// Reference features §1.4: A has affinity group g on cluster X; B,
+	// anti-affinity group h, is on X; C is in both g and h with maxGroups
+	// 1: its affinity allows only X, its anti-affinity forbids X.
+	snap := framework.NewSnapshot([]framework.ClusterInfo{cluster("x", free(100)), cluster("y", free(100))})
+	pl := NewPlaced()
+	a, b := grouped("a", "default", 1, affinity("g=1")), grouped("b", "default", 1, antiAffinity("h=1"))
+	pl.Restore(&a, targetsOf("x:1"))
+	pl.Restore(&b, targetsOf("x:1"))
+	c := grouped("c", "default", 1, &policy.WorkloadAffinityGroups{AffinityGroup: "g=1", AntiAffinityGroup: "h=1"})
+	p := pl.Decide(newDefault(), DecideInput{Binding: c, Snapshot: snap})
+	if p.Scheduled || len(p.Clusters) != 0 {
+		t.Errorf("c placed on %q, want nowhere (b holds x)", placed(p.Clusters))
+	}
+}
+
 func quota(ns, name string, overall corev1.ResourceList) policy.FederatedResourceQuota {
 	q := policy.FederatedResourceQuota{Spec: policy.FederatedResourceQuotaSpec{Overall: overall}}
 	q.Namespace, q.Name = ns, name
