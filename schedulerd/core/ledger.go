@@ -99,6 +99,10 @@ func (l *Ledger) Admit(key events.ObjectKey, usage corev1.ResourceList) (exceede
 	if key.Namespace == "" {
 		return ""
 	}
+	if !l.Limited(key.Namespace) {
+		l.Record(key, usage) // no quota to ask; counted should one come
+		return ""
+	}
 	delta := policy.UsageDelta(l.usage[key], usage)
 	if delta == nil {
 		l.Record(key, usage)
