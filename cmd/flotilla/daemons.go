@@ -280,7 +280,7 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 				return fmt.Errorf("--data-dir: %w", err)
 			}
 			if !cmd.Flags().Changed("nats-url") {
-				srv, err := natsbus.StartEmbedded(listen, filepath.Join(dataDir, "jetstream"))
+				srv, err := natsbus.StartEmbedded(listen, filepath.Join(dataDir, "jetstream"), nil)
 				if err != nil {
 					return err
 				}
