@@ -155,6 +155,9 @@ func (a *Authority) configure(opts *server.Options) error {
 	if err := adoptStore(opts.StoreDir, globalAccount, a.AccountKey()); err != nil {
 		return err
 	}
+	// A user JWT carries its permissions, and a daemon's run to several
+	// kilobytes: more than the default 4 KiB a CONNECT line may have.
+	opts.MaxControlLine = MaxControlLine
 	opts.TrustedOperators = []*jwt.OperatorClaims{oc}
 	opts.SystemAccount = publicKey(a.system)
 	opts.AccountResolver = res
@@ -210,6 +213,11 @@ func (a *Authority) systemUser() (string, string, error) {
 	seed, err := kp.Seed()
 	return j, string(seed), err
 }
+
+// MaxControlLine is the longest protocol line a server with
+// authentication must accept (max_control_line in a server's config): a
+// CONNECT with the longest role's user JWT fits with room to grow.
+const MaxControlLine = 64 << 10
 
 // roleTag prefixes the user JWT tag that names the credential's role.
 const roleTag = "role:"

@@ -61,7 +61,11 @@ func (g Grant) Permissions(inbox string) Permissions {
 		p.Publish = append(p.Publish, readSubjects(s)...)
 	}
 	for _, c := range g.Consume {
-		p.Publish = append(p.Publish, jsAck+c.Stream+"."+c.Name+".>", events.DeadLetterSubject(c.Name))
+		deadLetters := events.DeadLetterSubject(c.Name)
+		if c.Name == "*" {
+			deadLetters = "flotilla.deadletter.*"
+		}
+		p.Publish = append(p.Publish, jsAck+c.Stream+"."+c.Name+".>", deadLetters)
 	}
 	if len(g.Consume) > 0 {
 		// Handling an unreadable message looks up earlier dead letters.
