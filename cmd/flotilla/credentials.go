@@ -170,4 +170,3 @@ func newCredsRevoke(g *globals) *cobra.Command {
 		},
 	}
 }
-
