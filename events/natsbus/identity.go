@@ -73,7 +73,7 @@ func (r *Refusal) Error() string {
 		who = fmt.Sprintf("credential %q (role %s)", r.Who.Name, orUnknown(r.Who.Role))
 	}
 	if r.Verb == "connect" {
-		return fmt.Sprintf("refused: %s: %v", who, r.Err)
+		return fmt.Sprintf("refused: %s may not connect (revoked, or not issued for this server): %v", who, r.Err)
 	}
 	return fmt.Sprintf("refused: %s may not %s %s%s", who, r.Verb, r.Subject, explainSubject(r.Subject))
 }
