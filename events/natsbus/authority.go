@@ -13,7 +13,7 @@ import (
 )
 
 // Authority holds the keys that sign Flotilla's NATS identities (DESIGN.md
-// decision 36): an operator, the system account the servers use for their
+// decision 18): an operator, the system account the servers use for their
 // own traffic (account updates included), and the FLOTILLA account every
 // daemon and user connects to. Users are never written into a server's
 // configuration: each carries a user JWT signed by the account key, with its
