@@ -20,7 +20,6 @@ import (
 // permissions inside, and the servers trust the account through its JWT,
 // which the resolver keeps and which Revoke replaces at run time.
 type Authority struct {
-	dir                       string
 	operator, system, account nkeys.KeyPair
 }
 
@@ -39,7 +38,7 @@ func LoadOrCreateAuthority(dir string) (*Authority, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("authority: %w", err)
 	}
-	a := &Authority{dir: dir}
+	a := &Authority{}
 	for _, k := range []struct {
 		file   string
 		create func() (nkeys.KeyPair, error)
@@ -120,8 +119,8 @@ func (a *Authority) accountJWT(revoked map[string]time.Time) (string, error) {
 }
 
 // configure puts the server in operator mode: it trusts the authority's
-// operator and resolves accounts from a full resolver under the authority's
-// directory (accounts/, where account updates, revocations included, are kept across restarts
+// operator and resolves accounts from a full resolver beside the server's
+// JetStream store (accounts/, where account updates, revocations included, are kept across restarts
 // and, in a cluster, spread to every server). The accounts are stored there
 // only when missing, so a restart keeps the revocations of the last update.
 func (a *Authority) configure(opts *server.Options) error {
@@ -133,7 +132,7 @@ func (a *Authority) configure(opts *server.Options) error {
 	if err != nil {
 		return err
 	}
-	res, err := server.NewDirAccResolver(filepath.Join(a.dir, "accounts"), 0, time.Minute, server.NoDelete)
+	res, err := server.NewDirAccResolver(filepath.Join(opts.StoreDir, "accounts"), 0, time.Minute, server.NoDelete)
 	if err != nil {
 		return fmt.Errorf("account resolver: %w", err)
 	}
