@@ -184,6 +184,3 @@ const (
 	AllWork       = "flotilla.work.>"
 	AllDeadLetter = "flotilla.deadletter.>"
 )
-
-// WorkSubjectsOf filters the work status of one cluster.
-func WorkSubjectsOf(cluster string) string { return "flotilla.work." + token(cluster) + ".>" }
