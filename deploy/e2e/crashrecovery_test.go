@@ -21,6 +21,11 @@ import (
 // logged ready for the lifetime-th time.
 func (s *system) startUp(dataDir, listen string, lifetime int) {
 	s.t.Helper()
+	// up registers its admin credentials under the user's config
+	// directory, where the CLI finds them: the test's own, not the user's.
+	if config := filepath.Join(s.dir, "config"); os.Getenv("XDG_CONFIG_HOME") != config {
+		s.t.Setenv("XDG_CONFIG_HOME", config)
+	}
 	log, err := os.OpenFile(filepath.Join(s.dir, "up.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		s.t.Fatal(err)

@@ -26,6 +26,7 @@ type Bus struct {
 	log     *zap.Logger
 	metrics *Metrics
 	streams []events.StreamSpec
+	auth    *connAuth
 
 	// Deferred publishing (PublishDeferred): pubMu makes the order in which
 	// deferred events are numbered the order in which they leave; latest
@@ -55,6 +56,9 @@ type Options struct {
 	// Streams are the streams EnsureStreams creates (nil: events.Streams;
 	// tests give small limits here).
 	Streams []events.StreamSpec
+	// Credentials is a credentials file (user JWT and seed); "": connect
+	// without (a server with authentication off).
+	Credentials string
 }
 
 // Connect dials NATS at url and prepares JetStream. It reconnects forever
@@ -67,7 +71,11 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 		o.ConnectTimeout = 5 * time.Second
 	}
 	log := o.Log
-	nc, err := nats.Connect(url,
+	authOpts, auth, err := authOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(url, append(authOpts,
 		nats.Name(o.Name),
 		nats.Timeout(o.ConnectTimeout),
 		nats.MaxReconnects(-1),
@@ -78,9 +86,9 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 			}
 		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", zap.String("url", c.ConnectedUrl())) }),
-	)
+	)...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w (is `flotilla up` running? set --nats-url or FLOTILLA_NATS_URL)", url, err)
+		return nil, auth.connectError(url, err)
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(asyncAckTimeout), jetstream.WithPublishAsyncMaxPending(maxAsyncPending))
 	if err != nil {
@@ -90,7 +98,7 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if o.Streams == nil {
 		o.Streams = events.Streams
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, latest: map[string]uint64{}}, nil
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, latest: map[string]uint64{}}, nil
 }
 
 // Close drains and closes the connection.
