@@ -22,7 +22,7 @@ import (
 // unpublished.
 func TestApplyPublishesAnObjectAgainUntilARestartedNATSStoresIt(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := natsbus.StartEmbedded("127.0.0.1:0", dir)
+	srv, err := natsbus.StartEmbedded("127.0.0.1:0", dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestApplyPublishesAnObjectAgainUntilARestartedNATSStoresIt(t *testing.T) {
 	restarted := make(chan *natsbus.Embedded, 1)
 	go func() {
 		time.Sleep(down)
-		s, err := natsbus.StartEmbedded(u.Host, dir)
+		s, err := natsbus.StartEmbedded(u.Host, dir, nil)
 		if err != nil {
 			t.Error(err)
 		}
