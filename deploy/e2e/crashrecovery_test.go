@@ -157,7 +157,10 @@ spec:
 		}
 		return done, len(bs), nil
 	}
-	bus, err := natsbus.Connect(context.Background(), s.natsURL, natsbus.Options{Name: t.Name()})
+	// up runs with authentication on: the test reads the bus as its admin
+	// (<data-dir>/creds/admin.creds, written on up's first start).
+	admin := natsbus.Options{Name: t.Name(), Credentials: filepath.Join(dataDir, "creds", "admin.creds")}
+	bus, err := natsbus.Connect(context.Background(), s.natsURL, admin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +225,7 @@ spec:
 	restart := time.Now()
 	s.startUp(dataDir, listen, 2)
 	ready := time.Since(restart)
-	bus, err = natsbus.Connect(context.Background(), s.natsURL, natsbus.Options{Name: t.Name()})
+	bus, err = natsbus.Connect(context.Background(), s.natsURL, admin)
 	if err != nil {
 		t.Fatal(err)
 	}
