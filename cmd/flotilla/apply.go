@@ -74,7 +74,7 @@ Exit status:
 func load(cmd *cobra.Command, files []string) (validation.Result, error) {
 	res := validation.Load(files, cmd.InOrStdin())
 	for _, w := range res.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", validation.Format(w))
+		fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", validation.Format(w))
 	}
 	if len(res.Errors) > 0 {
 		for _, e := range res.Errors {
