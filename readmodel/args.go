@@ -26,6 +26,8 @@ const (
 	ViewPlacements
 	// ViewDeadLetters: events a consumer gave up on.
 	ViewDeadLetters
+	// ViewQuotas: FederatedResourceQuotas with their overallUsed.
+	ViewQuotas
 )
 
 // Resource is one resource type as the user typed it, resolved.
@@ -68,15 +70,17 @@ var flotillaWords = map[string]View{
 	"resourcebinding": ViewPlacements, "resourcebindings": ViewPlacements, "rb": ViewPlacements,
 	"resourcebindings.work.karmada.io": ViewPlacements,
 	"deadletter":                       ViewDeadLetters, "deadletters": ViewDeadLetters,
+	"federatedresourcequota": ViewQuotas, "federatedresourcequotas": ViewQuotas, "frq": ViewQuotas,
+	"federatedresourcequotas.policy.karmada.io": ViewQuotas, "federatedresourcequota.policy.karmada.io": ViewQuotas,
 }
 
 // ResourceWords are the resource types completion offers, one word each.
 var ResourceWords = []string{"clusters", "policies", "propagationpolicies", "clusterpropagationpolicies", "overridepolicies",
-	"clusteroverridepolicies", "templates", "work", "placements", "deadletters", "deployments", "services", "configmaps",
+	"clusteroverridepolicies", "federatedresourcequotas", "templates", "work", "placements", "deadletters", "deployments", "services", "configmaps",
 	"secrets", "statefulsets", "daemonsets", "jobs", "cronjobs", "ingresses", "namespaces"}
 
 // LookupResource resolves one resource type word, kubectl's way: Flotilla's
-// types (clusters, policies, pp, cpp, op, cop, work, placements,
+// types (clusters, policies, pp, cpp, op, cop, frq, work, placements,
 // deadletters, templates), then any kind of template a built-in names or
 // an accepted template has (known), or any word with a group (a custom
 // resource's kind.group). Anything else is an error naming the types.
@@ -103,8 +107,8 @@ func LookupResource(word string, known []events.ObjectKey) (Resource, error) {
 			return Resource{View: ViewTemplates, Kind: word, Word: word, ClusterScoped: validation.ClusterScopedKind(k)}, nil
 		}
 	}
-	return Resource{}, fmt.Errorf("the server doesn't have a resource type %q: want clusters, policies (pp, cpp, op, cop), templates, "+
-		"a kind of template (deployments, services, ...), work, placements or deadletters", word)
+	return Resource{}, fmt.Errorf("the server doesn't have a resource type %q: want clusters, policies (pp, cpp, op, cop), federatedresourcequotas (frq), "+
+		"templates, a kind of template (deployments, services, ...), work, placements or deadletters", word)
 }
 
 // ParseArgs reads kubectl's argument forms: TYPE, TYPE NAME..., TYPE/NAME...,
@@ -246,6 +250,12 @@ func Names(f Fleet, r Resource) []string {
 	case ViewWork, ViewPlacements:
 		for _, p := range f.Decisions {
 			out = append(out, p.Key.Name)
+		}
+	case ViewQuotas:
+		for _, rec := range f.Published.SortedRecords() {
+			if rec.Role == events.RoleQuota {
+				out = append(out, rec.Key.Name)
+			}
 		}
 	}
 	return out

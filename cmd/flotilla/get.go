@@ -51,6 +51,8 @@ func newGet(g *globals) *cobra.Command {
   work         one row per template and cluster: Pending, Applied, Progressing, Running,
                Failed, Evicted, Deleting, Unknown (executord)
   placements   where each template is placed and why (schedulerd)
+  frq          federatedresourcequotas: each quota's overall limits and overallUsed,
+               counted from the placements
   deadletters  events a consumer gave up on, with the reason (every daemon)
 A template named with its kind (deployment/my-app) shows ready/desired replicas per
 cluster and in total. -o json|yaml print Kubernetes objects (a List): templates with
@@ -276,6 +278,19 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 		for _, n := range t.Names {
 			if !slices.ContainsFunc(v.rows, func(r row) bool { return keyOf(r.obj).Name == n }) {
 				return v, notFound{fmt.Errorf("no placed template named %q in namespace %s (flotilla get placements -A lists them)", n, l.namespace)}
+			}
+		}
+	case readmodel.ViewQuotas:
+		v.columns, v.empty = quotaColumns, emptyIn
+		ms, err := latest(ctx, bus, events.StreamPlacement, events.AllPlacements)
+		if err != nil {
+			return v, err
+		}
+		for _, q := range readmodel.Quotas(f.Published, ms) {
+			if len(t.Names) == 0 || slices.Contains(t.Names, q.Name) {
+				if err := add(quotaObject(f, q), quotaCells(f, q)); err != nil {
+					return v, err
+				}
 			}
 		}
 	case readmodel.ViewDeadLetters:
