@@ -74,3 +74,8 @@ func LostClusters(health []Stored) map[string]string {
 	}
 	return lost
 }
+
+// ClusterKey is the key of the Cluster object that registers member name.
+func ClusterKey(name string) events.ObjectKey {
+	return events.ObjectKey{Group: "cluster.karmada.io", Kind: "Cluster", Name: name}
+}

@@ -134,7 +134,10 @@ func (t Template) Status() map[string]any {
 		}
 		clusters = append(clusters, c)
 	}
-	status := map[string]any{"replicas": desired, "readyReplicas": ready, "observedGeneration": t.Placement.Generation}
+	status := map[string]any{"observedGeneration": t.Placement.Generation}
+	if desired > 0 {
+		status["replicas"], status["readyReplicas"] = desired, ready
+	}
 	if clusters != nil {
 		status["clusters"] = clusters
 	}
@@ -202,7 +205,10 @@ func ClusterObject(c Cluster) policy.Cluster {
 		out.Status.KubernetesVersion = cp.KubernetesVersion
 		out.Status.APIEnablements = cp.APIEnablements
 		out.Status.NodeSummary = &policy.NodeSummary{TotalNum: cp.Nodes, ReadyNum: cp.ReadyNodes}
-		out.Status.ResourceSummary = &policy.ResourceSummary{Allocatable: cp.Allocatable, Allocated: cp.Allocated, Allocating: cp.Allocating}
+		if len(cp.Allocatable) > 0 {
+			// No summary is unbounded capacity to simulate; an empty one is none.
+			out.Status.ResourceSummary = &policy.ResourceSummary{Allocatable: cp.Allocatable, Allocated: cp.Allocated, Allocating: cp.Allocating}
+		}
 	}
 	return out
 }

@@ -72,7 +72,7 @@ spec:
     spec: {containers: [{name: web, image: nginx}]}
 `
 	out, errOut, err := runCLI(t, url, "apply", "-f", pol, "--timeout", "10s")
-	if err != nil || !strings.Contains(out, "propagationpolicy.policy.karmada.io/web accepted (generation 1)") {
+	if err != nil || !strings.Contains(out, "propagationpolicy.policy.karmada.io/web created (generation 1)") {
 		t.Fatalf("apply policy: %v\n%s%s", err, out, errOut)
 	}
 	apply := func(replicas, want string) {
@@ -82,15 +82,15 @@ spec:
 			t.Fatalf("apply (replicas %s): want %q: %v\n%s%s", replicas, want, err, out, errOut)
 		}
 	}
-	apply("2", "accepted (generation 1)")
-	apply("3", "accepted (generation 2)")
+	apply("2", "created (generation 1)")
+	apply("3", "configured (generation 2)")
 	// Only bindings were stored for the Deployment so far; a KIND/NAME
 	// lookup (here a reschedule request) still finds it.
 	out, errOut, err = runCLI(t, url, "reschedule", "deployment/web", "-n", "shop")
 	if err != nil || !strings.Contains(out, "reschedule requested") {
 		t.Fatalf("reschedule: %v\n%s%s", err, out, errOut)
 	}
-	apply("3", "accepted (generation 2)") // identical: object.accepted answers
+	apply("3", "unchanged") // identical: nothing is published
 
 	// `flotilla get deployments` lists it, with the policy that claims it.
 	out, errOut, err = runCLI(t, url, "get", "deployments", "-n", "shop")

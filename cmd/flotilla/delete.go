@@ -52,13 +52,24 @@ not all confirmed within --timeout.`,
 				if len(targets) == 0 {
 					return errors.New("name what to delete: -f FILE, TYPE NAME or TYPE/NAME")
 				}
+				accepted, err := readPublished(ctx, bus)
+				if err != nil {
+					return err
+				}
+				var keys []events.ObjectKey
+				for _, t := range targets {
+					keys = append(keys, events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name))
+				}
+				for _, w := range readmodel.DeleteWarnings(accepted, keys) {
+					fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", w)
+				}
 				var msgs []outgoing
 				for _, t := range targets {
 					k, e, err := t.request(events.TypeObjectDeleted)
 					if err != nil {
 						return err
 					}
-					msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name)})
+					msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name), ""})
 				}
 				return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, msgs, timeout)
 			})

@@ -104,8 +104,16 @@ func readFleet(ctx context.Context, bus *natsbus.Bus) (readmodel.Fleet, error) {
 	if f.Decisions, f.Work, err = readWork(ctx, bus); err != nil {
 		return f, err
 	}
-	f.Clusters, err = readClusters(ctx, bus)
-	return f, err
+	if f.Clusters, err = readClusters(ctx, bus); err != nil {
+		return f, err
+	}
+	// AGE is the Cluster object's creation, not its latest registration
+	// (a re-join republishes it).
+	for i := range f.Clusters {
+		c := &f.Clusters[i]
+		c.JoinedAt = f.Published.Created(readmodel.ClusterKey(c.Registration.Name), c.JoinedAt)
+	}
+	return f, nil
 }
 
 // printGet prints what targets name: every object in one List for the

@@ -87,7 +87,7 @@ spec:
 		t.Fatalf("apply of the 2^31-1 replica Deployment: want exit 1 and %q, got exit %d, %v\nstdout: %s\nstderr: %s", wantReason, code, err, out, errOut)
 	}
 	out, errOut, code, err = waitSmall()
-	if err != nil || code != 0 || strings.Count(out, " accepted (generation 1)") != small {
+	if err != nil || code != 0 || strings.Count(out, " created (generation 1)") != small {
 		t.Fatalf("apply of %d small Deployments: exit %d, %v\nstdout: %s\nstderr: %s", small, code, err, out, errOut)
 	}
 
