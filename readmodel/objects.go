@@ -351,3 +351,6 @@ func (f Fleet) Keys() []events.ObjectKey {
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
 }
+
+// AppliedObject is the accepted object as it was applied (a copy).
+func AppliedObject(r events.ObjectRecord) map[string]any { return decodeObject(r.Object) }
