@@ -199,9 +199,9 @@ func newScale(g *globals) *cobra.Command {
 	var replicas int32
 	var timeout time.Duration
 	c := &cobra.Command{
-		Use:   "scale TYPE/NAME... --replicas N",
-		Short: "Set a workload template's replicas (kubectl scale): the template is applied again with spec.replicas N",
-		Example: "  flotilla scale deployment/my-app --replicas 9\n  flotilla scale deploy my-app --replicas 3",
+		Use:               "scale TYPE/NAME... --replicas N",
+		Short:             "Set a workload template's replicas (kubectl scale): the template is applied again with spec.replicas N",
+		Example:           "  flotilla scale deployment/my-app --replicas 9\n  flotilla scale deploy my-app --replicas 3",
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeResources(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
