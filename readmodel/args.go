@@ -136,8 +136,10 @@ func ParseArgs(args []string, known []events.ObjectKey, bare bool) ([]Target, er
 		}
 		return out, nil
 	}
+	first, _ := LookupResource(strings.Split(args[0], ",")[0], known)
 	for _, a := range args[1:] {
-		if strings.Contains(a, "/") {
+		// work and placements take a template as KIND/NAME too.
+		if strings.Contains(a, "/") && first.View != ViewWork && first.View != ViewPlacements {
 			return nil, fmt.Errorf("%q: there is no need to give a resource type as a separate argument when passing arguments in TYPE/NAME form", a)
 		}
 	}

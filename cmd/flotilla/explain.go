@@ -133,6 +133,14 @@ func templateRefsOf(f readmodel.Fleet, targets []readmodel.Target, namespace str
 			}
 		case readmodel.ViewWork, readmodel.ViewPlacements:
 			for _, n := range t.Names {
+				if strings.Contains(n, "/") { // the template as KIND/NAME
+					more, err := templateRefs(f, []string{n}, namespace, false)
+					if err != nil {
+						return nil, err
+					}
+					refs = append(refs, more...)
+					continue
+				}
 				found := false
 				for _, p := range f.Decisions {
 					if p.Key.Name == n && (p.Key.Namespace == namespace || p.Key.Namespace == "") {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,17 +150,14 @@ spec:
 }
 
 // placements returns the clusters and replicas of every template of ns
-// that `flotilla get placements -o json` shows placed.
+// that the bus shows placed.
 func (s *system) placements(ns string) (map[string]map[string]int32, error) {
-	var got struct {
-		Items []events.PlacementDecision `json:"items"`
-	}
-	out := s.mustCLI("get", "placements", "-n", ns, "-o", "json")
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
+	ps, err := s.decisionsIn(ns)
+	if err != nil {
 		return nil, err
 	}
 	res := map[string]map[string]int32{}
-	for _, p := range got.Items {
+	for _, p := range ps {
 		if !p.Scheduled {
 			continue
 		}
