@@ -284,17 +284,40 @@ func (s *CredentialService) pushRevocations(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	m, err := s.sys.RequestWithContext(ctx, "$SYS.REQ.CLAIMS.UPDATE", []byte(j))
+	// Every server with a full resolver answers the update once it has
+	// stored it; waiting for all of them (the pool the connection knows,
+	// discovered routes included) makes a revocation refuse new
+	// connections on every node when this returns, not a moment later.
+	inbox := s.sys.NewRespInbox()
+	replies, err := s.sys.SubscribeSync(inbox)
 	if err != nil {
 		return fmt.Errorf("account update: %w", err)
 	}
-	var reply struct {
-		Error *struct {
-			Description string `json:"description"`
-		} `json:"error"`
+	defer replies.Unsubscribe()
+	if err := s.sys.PublishRequest("$SYS.REQ.CLAIMS.UPDATE", inbox, []byte(j)); err != nil {
+		return fmt.Errorf("account update: %w", err)
 	}
-	if err := json.Unmarshal(m.Data, &reply); err == nil && reply.Error != nil {
-		return fmt.Errorf("account update refused: %s", reply.Error.Description)
+	want := max(len(s.sys.Servers()), 1)
+	for got := 0; got < want; got++ {
+		wait := 5 * time.Second
+		if got > 0 {
+			wait = 2 * time.Second // a server that left the cluster never answers
+		}
+		m, err := replies.NextMsg(wait)
+		if err != nil {
+			if got > 0 {
+				break
+			}
+			return fmt.Errorf("account update: no server answered: %w", err)
+		}
+		var reply struct {
+			Error *struct {
+				Description string `json:"description"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(m.Data, &reply); err == nil && reply.Error != nil {
+			return fmt.Errorf("account update refused: %s", reply.Error.Description)
+		}
 	}
 	return nil
 }
