@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -22,15 +20,7 @@ import (
 // standard output and error.
 func runCLI(t *testing.T, url string, args ...string) (string, string, error) {
 	t.Helper()
-	root := newRoot()
-	var out, errw bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errw)
-	root.SetArgs(append([]string{"--nats-url", url}, args...))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err := root.ExecuteContext(ctx)
-	return out.String(), errw.String(), err
+	return runCLIWithInput(t, url, "", args...)
 }
 
 // flotilla apply waits for policyd's answer to every object; for a template

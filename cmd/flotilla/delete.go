@@ -63,13 +63,9 @@ not all confirmed within --timeout.`,
 				for _, w := range readmodel.DeleteWarnings(accepted, keys) {
 					fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", w)
 				}
-				var msgs []outgoing
-				for _, t := range targets {
-					k, e, err := t.request(events.TypeObjectDeleted)
-					if err != nil {
-						return err
-					}
-					msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name), ""})
+				msgs, err := deletions(targets)
+				if err != nil {
+					return err
 				}
 				return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, msgs, timeout)
 			})
@@ -79,6 +75,19 @@ not all confirmed within --timeout.`,
 	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of KIND/NAME")
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
 	return c
+}
+
+// deletions are the requests that delete targets.
+func deletions(targets []objectRef) ([]outgoing, error) {
+	var msgs []outgoing
+	for _, t := range targets {
+		k, e, err := t.request(events.TypeObjectDeleted)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name), ""})
+	}
+	return msgs, nil
 }
 
 // objectRef names an object for a request about it (delete, reschedule).

@@ -168,13 +168,9 @@ them behind silently.`,
 				if ref := spec.SecretRef; ref != nil {
 					targets = append(targets, objectRef{"v1", "Secret", ref.Namespace, ref.Name})
 				}
-				var msgs []outgoing
-				for _, t := range targets {
-					k, e, err := t.request(events.TypeObjectDeleted)
-					if err != nil {
-						return err
-					}
-					msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name), ""})
+				msgs, err := deletions(targets)
+				if err != nil {
+					return err
 				}
 				return publishAndConfirm(ctx, cmd.OutOrStdout(), errw, bus, msgs, timeout)
 			})

@@ -13,16 +13,25 @@ import (
 // records, read from the bus through the read model the CLI prints from
 // (`get -o json` prints Kubernetes objects, not these records).
 
-// latestOn reads the latest event of every subject of filters on stream.
-func (s *system) latestOn(stream string, filters ...string) ([]readmodel.Stored, error) {
+// readBus runs read with a connection of its own to the run's bus.
+func (s *system) readBus(read func(context.Context, *natsbus.Bus) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	bus, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{Name: "e2e-reader"})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer bus.Close()
-	ms, err := bus.LatestPerSubject(ctx, stream, filters...)
+	return read(ctx, bus)
+}
+
+// latestOn reads the latest event of every subject of filters on stream.
+func (s *system) latestOn(stream string, filters ...string) ([]readmodel.Stored, error) {
+	var ms []natsbus.Message
+	err := s.readBus(func(ctx context.Context, bus *natsbus.Bus) (err error) {
+		ms, err = bus.LatestPerSubject(ctx, stream, filters...)
+		return err
+	})
 	out := make([]readmodel.Stored, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, readmodel.Stored{Event: m.Event, Sequence: m.Sequence, Time: m.Time, Err: m.Err})
@@ -65,14 +74,11 @@ func (s *system) workItemsIn(ns string) ([]events.WorkStatus, error) {
 
 // deadLettersOnBus are the stored dead letters, oldest first.
 func (s *system) deadLettersOnBus() ([]events.DeadLetter, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	bus, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{Name: "e2e-reader"})
-	if err != nil {
-		return nil, err
-	}
-	defer bus.Close()
-	ms, err := bus.Replay(ctx, events.StreamDeadLetter, natsbus.ReplayOptions{})
+	var ms []natsbus.Message
+	err := s.readBus(func(ctx context.Context, bus *natsbus.Bus) (err error) {
+		ms, err = bus.Replay(ctx, events.StreamDeadLetter, natsbus.ReplayOptions{})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
