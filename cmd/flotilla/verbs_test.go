@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/flotilla-io/flotilla/events"
 )
 
 // version, diff, scale, reschedule's selections and unjoin against a real
@@ -75,4 +82,71 @@ func TestVerbs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Completion offers the resource types, the names of the objects of a type
+// (read from the bus) and the -o values; get -w prints a row again when it
+// changes.
+func TestCompletionAndWatch(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	url, bus := seededBus(t)
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "get", ""}, []string{"clusters\n", "propagationpolicies\n", "deployments\n", "work\n"}},
+		{[]string{"__complete", "get", "clusters", ""}, []string{"cluster1\ncluster2\ncluster3\n"}},
+		{[]string{"__complete", "get", "deploy/"}, []string{"deploy/my-app\n"}},
+		{[]string{"__complete", "describe", "pp", ""}, []string{"failover-policy\nmy-app-policy\n"}},
+		{[]string{"__complete", "get", "clusters", "-o", ""}, []string{"json\nyaml\nname\nwide\njsonpath=\ncustom-columns=\n"}},
+	} {
+		out, _, err := runCLI(t, url, tt.args...)
+		for _, w := range tt.want {
+			if err != nil || !strings.Contains(out, w) {
+				t.Errorf("flotilla %s: want %q in %q (%v)", strings.Join(tt.args, " "), w, out, err)
+			}
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	root := newRoot()
+	out := &syncBuffer{}
+	root.SetOut(out)
+	root.SetErr(out)
+	root.SetArgs([]string{"--nats-url", url, "get", "clusters", "-w"})
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "cluster3") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	publish(t, bus, events.HealthSubject("cluster3"), events.TypeClusterHealthChanged, events.ClusterHealth{Cluster: "cluster3", State: events.ClusterStateUnreachable,
+		Conditions: []events.ClusterCondition{{Type: "Ready", Status: "Unknown", Reason: "ClusterUnreachable"}}, Since: time.Now(), ObservedAt: time.Now()})
+	for !regexp.MustCompile(`(?m)^cluster3\s+v1.31.0\s+Push\s+Unknown`).MatchString(out.String()) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if got := out.String(); strings.Count(got, "cluster3") != 2 || strings.Count(got, "NAME") != 1 || !regexp.MustCompile(`(?m)^cluster3\s+v1.31.0\s+Push\s+Unknown`).MatchString(got) {
+		t.Errorf("get clusters -w: want the list, then cluster3's row again as Unknown (no header):\n%s", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
