@@ -174,7 +174,11 @@ func explain(out io.Writer, p events.PlacementDecision, f readmodel.Fleet) {
 		if b.Policy.Namespace != "" {
 			ns = " -n " + b.Policy.Namespace
 		}
-		fmt.Fprintf(out, "Policy:      %s/%s%s\n", strings.ToLower(b.Policy.Kind), b.Policy.Name, ns)
+		gone := ""
+		if _, ok := f.Published.Records[events.ObjectKey{Group: "policy.karmada.io", Kind: b.Policy.Kind, Namespace: b.Policy.Namespace, Name: b.Policy.Name}]; f.Published.Records != nil && !ok {
+			gone = " (deleted since: no policy claims the template now; it stays where it runs)"
+		}
+		fmt.Fprintf(out, "Policy:      %s/%s%s%s\n", strings.ToLower(b.Policy.Kind), b.Policy.Name, ns, gone)
 		if b.Replicas > 0 {
 			fmt.Fprintf(out, "Replicas:    %d\n", b.Replicas)
 		}

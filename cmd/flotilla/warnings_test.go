@@ -61,6 +61,8 @@ current-context: c
 		{"deleting the Service's only policy leaves it unclaimed", []string{"delete", "pp", "my-app-policy", "--timeout", "20s"}, 0,
 			"Warning: service/my-app -n default: deleting propagationpolicy/my-app-policy -n default leaves it unclaimed: it stays where it runs, and no policy places it anew\n",
 			"propagationpolicy.policy.karmada.io/my-app-policy deleted\n"},
+		{"explain says the claiming policy was deleted", []string{"explain", "svc/my-app"}, 0, "",
+			"Policy:      propagationpolicy/my-app-policy -n default (deleted since: no policy claims the template now; it stays where it runs)\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, err := runCLI(t, url, tt.args...)
