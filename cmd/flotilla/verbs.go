@@ -16,7 +16,6 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
-	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
@@ -114,72 +113,6 @@ func printVersion(cmd *cobra.Command, g *globals, client bool) error {
 		}
 		return w.Flush()
 	})
-}
-
-func newUnjoin(g *globals) *cobra.Command {
-	var cascade string
-	var yes bool
-	var timeout time.Duration
-	c := &cobra.Command{
-		Use:   "unjoin NAME --cascade=orphan",
-		Short: "Remove a member cluster (karmadactl unjoin): its Cluster object and its credentials",
-		Long: `Remove a member cluster: delete its Cluster object and its sealed kubeconfig.
-Before it does, unjoin lists the work that runs there and asks for a yes (--yes
-skips the question). The templates placed there are placed anew over the other
-members.
-
---cascade=orphan leaves the workloads in the member as they are (executord
-stops serving the cluster at once). Removing them from the member on unjoin
-(Karmada's default) is not supported yet: unjoin refuses it rather than leave
-them behind silently.`,
-		Example:           "  flotilla unjoin cluster3 --cascade=orphan",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeNames(g, "clusters"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if cascade != "orphan" {
-				return fmt.Errorf("--cascade=%s: removing the workloads from the member is not supported yet; --cascade=orphan leaves them there", cascade)
-			}
-			name, ctx := args[0], cmd.Context()
-			return g.withBus(ctx, func(bus *natsbus.Bus) error {
-				f, err := readFleet(ctx, bus)
-				if err != nil {
-					return err
-				}
-				i := slices.IndexFunc(f.Clusters, func(c readmodel.Cluster) bool { return c.Registration.Name == name })
-				if i < 0 {
-					return fmt.Errorf("cluster %q not found", name)
-				}
-				var running []string
-				for _, s := range f.Work.Items {
-					if s.Cluster == name && s.Phase != events.WorkDeleted {
-						running = append(running, s.Key.Ref())
-					}
-				}
-				errw := cmd.ErrOrStderr()
-				fmt.Fprintf(errw, "unjoin %s: %d template(s) have work there, left in the member (--cascade=orphan) and placed anew elsewhere:\n", name, len(running))
-				for _, r := range running {
-					fmt.Fprintln(errw, "  "+r)
-				}
-				if !yes && !confirmed(cmd.InOrStdin(), errw) {
-					return errors.New("unjoin cancelled: nothing was changed")
-				}
-				spec := f.Clusters[i].Registration.Spec
-				targets := []objectRef{{policy.ClusterAPIVersion, policy.KindCluster, "", name}}
-				if ref := spec.SecretRef; ref != nil {
-					targets = append(targets, objectRef{"v1", "Secret", ref.Namespace, ref.Name})
-				}
-				msgs, err := deletions(targets)
-				if err != nil {
-					return err
-				}
-				return publishAndConfirm(ctx, cmd.OutOrStdout(), errw, bus, msgs, timeout)
-			})
-		},
-	}
-	c.Flags().StringVar(&cascade, "cascade", "background", "orphan: leave the workloads in the member")
-	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
-	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
-	return c
 }
 
 // confirmed asks on errw and reads a yes from in.

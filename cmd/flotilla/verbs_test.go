@@ -56,12 +56,14 @@ func TestVerbs(t *testing.T) {
 			[]string{"deployment.apps/my-app reschedule requested\nservice/my-app reschedule requested\n"}},
 		{"reschedule of a kind and a name", "reschedule deploy,svc my-app", "", 0,
 			[]string{"deployment.apps/my-app reschedule requested\nservice/my-app reschedule requested\n"}},
-		{"unjoin without --cascade=orphan is refused", "unjoin cluster3 --yes", "", 1, nil},
 		{"unjoin asks, and a no changes nothing", "unjoin cluster3 --cascade=orphan", "n\n", 1,
-			[]string{"", "unjoin cluster3: 1 template(s) have work there", "service/my-app -n default", "Continue? [y/N] "}},
+			[]string{"", "unjoin cluster3: 1 template(s) have work there, left in the member (--cascade=orphan)", "service/my-app -n default", "Continue? [y/N] "}},
+		{"unjoin by default moves the work off the member first, then removes it", "unjoin cluster2 --yes --drain 30s --timeout 20s", "", 0,
+			[]string{"cluster.cluster.karmada.io/cluster2 tainted flotilla.io/unjoining:NoExecute (generation 2)\n", "cluster.cluster.karmada.io/cluster2 deleted\n"}},
+		{"no placement lists the unjoined cluster", "get placements -o wide", "", 0, []string{"cluster1:4 ", "cluster2(TaintUntolerated,kept)"}},
 		{"unjoin --cascade=orphan removes the Cluster and its credentials", "unjoin cluster3 --cascade=orphan --timeout 20s", "y\n", 0,
 			[]string{"cluster.cluster.karmada.io/cluster3 deleted\n"}},
-		{"an unjoined cluster is gone", "get clusters -o name", "", 0, []string{"cluster.cluster.karmada.io/cluster1\ncluster.cluster.karmada.io/cluster2\n"}},
+		{"an unjoined cluster is gone", "get clusters -o name", "", 0, []string{"cluster.cluster.karmada.io/cluster1\n"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, err := runCLIWithInput(t, url, tt.stdin, strings.Fields(tt.args)...)
