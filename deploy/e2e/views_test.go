@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -14,10 +15,16 @@ import (
 )
 
 // memberCluster stops and starts one sandbox member with the sandbox's own
-// script (the run's sandbox, as the shared lock allows); one still stopped
-// when the test ends is started again.
+// script (the run's sandbox, as the shared lock allows). The member's
+// processes outlive the test: they must not inherit the e2e lock that
+// flock handed this process (an open descriptor without close-on-exec),
+// or they hold it for ever; every descriptor above stderr is marked
+// close-on-exec first.
 func (s *system) memberCluster(verb, name string) {
 	s.t.Helper()
+	for fd := 3; fd < 256; fd++ {
+		syscall.CloseOnExec(fd)
+	}
 	script := filepath.Join(filepath.Dir(s.sandbox), "deploy", "sandbox", "sandbox.sh")
 	if _, err := os.Stat(script); err != nil {
 		script = filepath.Join("..", "sandbox", "sandbox.sh")
