@@ -22,6 +22,7 @@ import (
 // repository, as a user would, against this run's sandbox.
 func (s *system) sandboxCluster(verb, name string) {
 	s.t.Helper()
+	keepLockFromMembers()
 	cmd := exec.Command("make", "-s", "-C", filepath.Join("..", ".."), "cluster-"+verb, "NAME="+name)
 	cmd.Env = append(os.Environ(), "SANDBOX_DIR="+s.sandbox)
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -14,17 +14,21 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// memberCluster stops and starts one sandbox member with the sandbox's own
-// script (the run's sandbox, as the shared lock allows). The member's
-// processes outlive the test: they must not inherit the e2e lock that
-// flock handed this process (an open descriptor without close-on-exec),
-// or they hold it for ever; every descriptor above stderr is marked
-// close-on-exec first.
-func (s *system) memberCluster(verb, name string) {
-	s.t.Helper()
+// keepLockFromMembers marks every descriptor above stderr close-on-exec. A
+// member a test restarts outlives the test: it must not inherit the e2e
+// lock that flock handed this process (an open descriptor without
+// close-on-exec), or it holds the lock for ever and every other run waits.
+func keepLockFromMembers() {
 	for fd := 3; fd < 256; fd++ {
 		syscall.CloseOnExec(fd)
 	}
+}
+
+// memberCluster stops and starts one sandbox member with the sandbox's own
+// script (the run's sandbox, as the shared lock allows).
+func (s *system) memberCluster(verb, name string) {
+	s.t.Helper()
+	keepLockFromMembers()
 	script := filepath.Join(filepath.Dir(s.sandbox), "deploy", "sandbox", "sandbox.sh")
 	if _, err := os.Stat(script); err != nil {
 		script = filepath.Join("..", "sandbox", "sandbox.sh")
