@@ -135,6 +135,7 @@ func TestCLI(t *testing.T) {
 		{"get-templates-no-headers", "get templates --no-headers", 0},
 		{"get-work", "get work", 0},
 		{"get-work-name-wide", "get work my-app -o wide", 0},
+		{"get-work-kind-name", "get work deploy/my-app", 0},
 		{"get-placements-wide", "get placements -o wide", 0},
 		{"get-jsonpath", "get deploy my-app -o jsonpath={.spec.replicas}", 0},
 		{"get-custom-columns", "get deploy,svc -o custom-columns=NAME:.metadata.name,KIND:.kind,READY:.status.readyReplicas", 0},

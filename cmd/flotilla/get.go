@@ -264,7 +264,7 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 			v.columns = placementColumns
 		}
 		for _, key := range f.Keys() {
-			if len(t.Names) > 0 && !slices.Contains(t.Names, key.Name) {
+			if len(t.Names) > 0 && !slices.ContainsFunc(t.Names, func(n string) bool { return namesTemplate(n, key) }) {
 				continue
 			}
 			tv := f.Template(key)
@@ -284,7 +284,7 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 			}
 		}
 		for _, n := range t.Names {
-			if !slices.ContainsFunc(v.rows, func(r row) bool { return keyOf(r.obj).Name == n }) {
+			if !slices.ContainsFunc(v.rows, func(r row) bool { return namesTemplate(n, keyOf(r.obj)) }) {
 				return v, notFound{fmt.Errorf("no placed template named %q in namespace %s (flotilla get placements -A lists them)", n, l.namespace)}
 			}
 		}
@@ -339,6 +339,15 @@ func recordsOf(f readmodel.Fleet, t readmodel.Target, l *listFlags) ([]events.Ob
 		}
 	}
 	return out, nil
+}
+
+// namesTemplate reports whether n, a name given to work or placements
+// (NAME, or the template as KIND/NAME), names the template at key.
+func namesTemplate(n string, key events.ObjectKey) bool {
+	if kind, name, ok := strings.Cut(n, "/"); ok {
+		return name == key.Name && readmodel.MatchesKind(kind, key)
+	}
+	return n == key.Name
 }
 
 // keyOf is the template key a ResourceBinding object binds.
