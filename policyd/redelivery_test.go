@@ -15,27 +15,13 @@ import (
 )
 
 // runPolicyd runs a policyd on bus until the returned stop is called.
-func runPolicyd(t *testing.T, bus *natsbus.Bus) (stop func()) {
+func runPolicyd(t *testing.T, bus *natsbus.Bus) func() {
 	t.Helper()
 	d, err := New(DefaultConfig(), Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(stop)
-	return stop
+	return eventstest.Running(t, d.Run)
 }
 
 // publishInput publishes e on the input subject of the object it names and

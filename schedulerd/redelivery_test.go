@@ -14,27 +14,13 @@ import (
 )
 
 // runSchedulerd runs a schedulerd on bus until the returned stop is called.
-func runSchedulerd(t *testing.T, bus *natsbus.Bus) (stop func()) {
+func runSchedulerd(t *testing.T, bus *natsbus.Bus) func() {
 	t.Helper()
 	d, err := New(DefaultConfig(), Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- d.Run(ctx) }()
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			cancel()
-			if err := <-done; err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	t.Cleanup(stop)
-	return stop
+	return eventstest.Running(t, d.Run)
 }
 
 // publishAt publishes an event of type typ with data on subject and

@@ -69,3 +69,26 @@ func ConsumerSettled(t testing.TB, bus *natsbus.Bus, spec natsbus.ConsumerSpec, 
 	}
 	t.Fatalf("consumer %s: delivered up to sequence %d with %d unacknowledged within 20s, want %d with %d", spec.Name, delivered, pending, last, unacked)
 }
+
+// Running runs run (a daemon's Run) in the background until the returned
+// stop is called, or the test ends; stop cancels its context, waits for it
+// to return and fails t if it returned an error. Calling stop again does
+// nothing.
+func Running(t testing.TB, run func(context.Context) error) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	t.Cleanup(stop)
+	return stop
+}
