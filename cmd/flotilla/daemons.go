@@ -32,6 +32,7 @@ type daemonFlags struct {
 	instance       string
 	metricsAddr    string
 	credentialsKey string
+	streamReplicas int
 	policy         policyd.Config
 	sched          schedulerd.Config
 	health         healthd.Config
@@ -58,6 +59,7 @@ func defaultCredentialsKey() string {
 func (f *daemonFlags) registerProcess(fs *pflag.FlagSet, defaultMetrics string, credentials bool) {
 	fs.StringVar(&f.instance, "instance", "0", "instance name, used in event sources (/<daemon>/<instance>)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetrics, "address of /metrics, /healthz and /readyz (empty: off)")
+	fs.IntVar(&f.streamReplicas, "stream-replicas", 0, "copies of each stream kept by the NATS cluster; an existing stream with fewer is scaled up (default: 3 when the cluster has three or more nodes, else 1)")
 	if credentials {
 		fs.StringVar(&f.credentialsKey, "credentials-key", "", "credentials key file (created if missing); kubeconfigs on the bus are sealed to it (default: <data-dir>/credentials.key under up, else "+defaultCredentialsKey()+")")
 	}
@@ -143,7 +145,7 @@ keeps its position and it rebuilds its state from the streams.`,
 			if f.credentialsKey == "" {
 				f.credentialsKey = defaultCredentialsKey()
 			}
-			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr)
+			rt, err := newRuntime(cmd.Context(), g, log, f)
 			if err != nil {
 				return err
 			}
@@ -169,13 +171,14 @@ type runtime struct {
 	metricsAddr string
 }
 
-func newRuntime(ctx context.Context, g *globals, log *zap.Logger, metricsAddr string) (*runtime, error) {
+func newRuntime(ctx context.Context, g *globals, log *zap.Logger, f *daemonFlags) (*runtime, error) {
 	events.Warm() // compile the event codec before the first event, not on it
 	reg := observe.NewRegistry()
-	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: natsbus.NewMetrics(reg)})
+	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: natsbus.NewMetrics(reg), StreamReplicas: f.streamReplicas})
 	if err != nil {
 		return nil, err
 	}
+	log.Info("stream replicas", zap.Int("replicas", bus.StreamReplicas()), zap.Bool("from_cluster_size", f.streamReplicas <= 0))
 	h := observe.NewHealth()
 	h.Add("nats", func() error {
 		if !bus.Connected() {
@@ -183,7 +186,7 @@ func newRuntime(ctx context.Context, g *globals, log *zap.Logger, metricsAddr st
 		}
 		return nil
 	})
-	return &runtime{bus: bus, log: log, reg: reg, health: h, metricsAddr: metricsAddr}, nil
+	return &runtime{bus: bus, log: log, reg: reg, health: h, metricsAddr: f.metricsAddr}, nil
 }
 
 // serve runs the daemons and the HTTP endpoints until ctx is done or one fails.
@@ -256,6 +259,11 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 	return nil, fmt.Errorf("unknown daemon %s", name)
 }
 
+// embedded reports whether up starts its own nats-server: unless
+// --nats-url is on its command line. FLOTILLA_NATS_URL, the flag's
+// default, only says where client commands connect.
+func embedded(up *cobra.Command) bool { return !up.Flags().Changed("nats-url") }
+
 func newUp(g *globals) *cobra.Command {
 	f := newDaemonFlags()
 	var dataDir, listen string
@@ -279,7 +287,7 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 			if err := os.MkdirAll(dataDir, 0o700); err != nil {
 				return fmt.Errorf("--data-dir: %w", err)
 			}
-			if !cmd.Flags().Changed("nats-url") {
+			if embedded(cmd) {
 				srv, err := natsbus.StartEmbedded(listen, filepath.Join(dataDir, "jetstream"))
 				if err != nil {
 					return err
@@ -290,7 +298,7 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 			if f.credentialsKey == "" {
 				f.credentialsKey = filepath.Join(dataDir, "credentials.key")
 			}
-			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr)
+			rt, err := newRuntime(cmd.Context(), g, log, f)
 			if err != nil {
 				return err
 			}

@@ -74,7 +74,7 @@ See where they run:         flotilla get work`,
 	if defURL == "" {
 		defURL = natsbus.DefaultURL
 	}
-	root.PersistentFlags().StringVar(&g.natsURL, "nats-url", defURL, "NATS server URL (env FLOTILLA_NATS_URL)")
+	root.PersistentFlags().StringVar(&g.natsURL, "nats-url", defURL, "NATS server URL, or the comma-separated URLs of a cluster's nodes (env FLOTILLA_NATS_URL)")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format: json or console (default: console on a terminal, json otherwise)")
 	root.AddGroup(&cobra.Group{ID: "daemons", Title: "Daemons:"}, &cobra.Group{ID: "client", Title: "Client commands:"})
@@ -89,6 +89,7 @@ See where they run:         flotilla get work`,
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
+	root.AddCommand(newNATSNode(), newNATSWait(g))
 	return root
 }
 
