@@ -37,7 +37,7 @@ func newNATSNode() *cobra.Command {
 	fs.StringVar(&n.Host, "host", "127.0.0.1", "listen address of clients, routes and monitoring")
 	fs.IntVar(&n.Port, "port", 0, "client port")
 	fs.IntVar(&n.RoutePort, "route-port", 0, "route port the other nodes connect to")
-	fs.StringSliceVar(&n.Routes, "routes", nil, "route URLs of the cluster's nodes (nats-route://127.0.0.1:16221,...)")
+	fs.StringSliceVar(&n.Routes, "routes", nil, "route URLs of the cluster's nodes (nats-route://127.0.0.1:14231,...)")
 	fs.IntVar(&n.MonitorPort, "monitor-port", 0, "port of /varz and /jsz (0: off)")
 	fs.StringVar(&n.DataDir, "data-dir", "", "JetStream file storage of this node")
 	fs.BoolVar(&n.SyncAlways, "sync-always", false, "fsync every JetStream write before acknowledging it (sync_interval: always)")

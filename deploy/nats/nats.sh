@@ -9,8 +9,8 @@
 #   nats.sh down        stop every node (SIGTERM, then SIGKILL)
 #   nats.sh status      one line per node
 #
-# Ports (NATS_PORT_BASE, default 14220): clients base+1..3, routes base+2001..3,
-# monitoring base+4001..3. All commands are idempotent.
+# Ports (NATS_PORT_BASE, default 14220): clients base+1..3, routes base+11..13,
+# monitoring base+21..23. All commands are idempotent.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,7 +37,7 @@ urls() {
 }
 routes() {
   local n out=""
-  for n in "${NODES[@]}"; do out+="${out:+,}nats-route://127.0.0.1:$((base + 2000 + $(index "$n")))"; done
+  for n in "${NODES[@]}"; do out+="${out:+,}nats-route://127.0.0.1:$((base + 10 + $(index "$n")))"; done
   echo "$out"
 }
 
@@ -58,8 +58,8 @@ start_node() {
   if running_pid "$n" >/dev/null; then return 0; fi
   [[ -x $FLOTILLA_BIN ]] || die "$FLOTILLA_BIN missing (make build)"
   mkdir -p "$NATS_DIR/$n"
-  setsid "$FLOTILLA_BIN" nats-node --name "$n" --port $((base + i)) --route-port $((base + 2000 + i)) \
-    --monitor-port $((base + 4000 + i)) --routes "$(routes)" --data-dir "$NATS_DIR/$n" \
+  setsid "$FLOTILLA_BIN" nats-node --name "$n" --port $((base + i)) --route-port $((base + 10 + i)) \
+    --monitor-port $((base + 20 + i)) --routes "$(routes)" --data-dir "$NATS_DIR/$n" \
     --sync-always="$NATS_SYNC_ALWAYS" </dev/null >>"$NATS_DIR/$n.log" 2>&1 9>&- &
   pid=$!
   echo "$pid" >"$NATS_DIR/$n.pid"

@@ -62,8 +62,9 @@ type Options struct {
 	StreamReplicas int
 }
 
-// Connect dials NATS at url and prepares JetStream. It reconnects forever
-// after the first success.
+// Connect dials NATS at url, or at any of a cluster's comma-separated
+// URLs, and prepares JetStream. It reconnects forever after the first
+// success, to whichever node answers (connectOptions).
 func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
@@ -72,18 +73,7 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 		o.ConnectTimeout = 5 * time.Second
 	}
 	log := o.Log
-	nc, err := nats.Connect(url,
-		nats.Name(o.Name),
-		nats.Timeout(o.ConnectTimeout),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(500*time.Millisecond),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("nats disconnected", zap.Error(err))
-			}
-		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", zap.String("url", c.ConnectedUrl())) }),
-	)
+	nc, err := nats.Connect(url, connectOptions(o)...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w (is `flotilla up` running? set --nats-url or FLOTILLA_NATS_URL)", url, err)
 	}
@@ -100,6 +90,36 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 		replicas = clusterReplicas(nc)
 	}
 	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, latest: map[string]uint64{}, replicas: replicas}, nil
+}
+
+// Connection liveness: a server that answers no PING for
+// pingInterval*maxPingsOut (a frozen or partitioned node, which closes no
+// socket) is left for another node of the cluster within about 10 s,
+// instead of the client's default of 4 minutes.
+const (
+	pingInterval = 3 * time.Second
+	maxPingsOut  = 3
+)
+
+// connectOptions is every option of a Flotilla connection to NATS, in one
+// place: identity, timeouts, reconnection to any node, liveness and the
+// logging of disconnections.
+func connectOptions(o Options) []nats.Option {
+	log := o.Log
+	return []nats.Option{
+		nats.Name(o.Name),
+		nats.Timeout(o.ConnectTimeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+		nats.PingInterval(pingInterval),
+		nats.MaxPingsOutstanding(maxPingsOut),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", zap.Error(err))
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", zap.String("url", c.ConnectedUrl())) }),
+	}
 }
 
 // Close drains and closes the connection.
@@ -196,7 +216,7 @@ func (b *Bus) PublishAck(ctx context.Context, subj string, e events.Event) (Ack,
 	prev, hadPrev := b.latest[subj]
 	b.latest[subj] = seq
 	b.pubMu.Unlock()
-	ack, err := b.js.PublishMsg(ctx, msg, electionRetry...)
+	ack, err := b.publishMsg(ctx, msg)
 	b.pubMu.Lock()
 	if b.latest[subj] == seq {
 		if err != nil && hadPrev {
@@ -250,7 +270,7 @@ func (b *Bus) PublishRaw(ctx context.Context, subj string, headers map[string]st
 		msg.Header.Set(k, v)
 	}
 	msg.Data = data
-	_, err := b.js.PublishMsg(ctx, msg, electionRetry...)
+	_, err := b.publishMsg(ctx, msg)
 	return err
 }
 

@@ -127,11 +127,69 @@ func clusterReplicas(nc *nats.Conn) int {
 	return 1
 }
 
-// electionRetry makes a publish that finds no stream to answer (its
-// leader is being elected, a node having gone or come back) try again for
-// up to 10 s (or its context's deadline) instead of the client's 0.5 s;
-// the event id makes a retry stored once.
+// electionRetry makes an asynchronous publish that finds no stream to
+// answer (its leader is being elected, a node having gone or come back) try
+// again for up to 10 s instead of the client's 0.5 s; the event id makes a
+// retry stored once.
 var electionRetry = []jetstream.PublishOpt{jetstream.WithRetryAttempts(40), jetstream.WithRetryWait(250 * time.Millisecond)}
+
+// Requests while the cluster changes (untilAnswered): one attempt waits
+// up to attempt for its answer; attempts go on for patience, or until the
+// caller's deadline if it has one.
+const (
+	attempt    = 5 * time.Second
+	patience   = 30 * time.Second
+	retryPause = 250 * time.Millisecond
+)
+
+// untilAnswered calls try until it succeeds, fails with an error retry
+// does not accept, or patience runs out, and returns try's last error. A
+// leader being elected, a node gone or frozen with the request (the client
+// leaves it within about 10 s, see connectOptions), a node that does not
+// know a new consumer's subjects yet: each is answered by trying again, on
+// whichever node the connection is on by then.
+func (b *Bus) untilAnswered(ctx context.Context, what string, retry func(error) bool, try func() error) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(patience)
+	}
+	for {
+		err := try()
+		if err == nil || !retry(err) || ctx.Err() != nil || time.Now().Add(retryPause).After(deadline) {
+			return err
+		}
+		b.log.Warn(what+" not answered, trying again", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(retryPause):
+		}
+	}
+}
+
+// publishAttempt bounds one attempt of a synchronous publish; it outlasts
+// electionRetry, which covers a stream without a leader.
+const publishAttempt = 12 * time.Second
+
+// publishMsg stores msg and returns JetStream's ack, trying again while
+// the cluster cannot answer (untilAnswered). No responders after
+// electionRetry means no stream takes the subject, and is returned. A
+// retry is the same message with the same Nats-Msg-Id, so a first attempt
+// that was stored after all makes the retry a duplicate, not a second copy.
+func (b *Bus) publishMsg(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+	var ack *jetstream.PubAck
+	retry := func(err error) bool {
+		return transient(err) && !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders)
+	}
+	err := b.untilAnswered(ctx, "publish on "+msg.Subject, retry, func() error {
+		actx, cancel := context.WithTimeout(ctx, publishAttempt)
+		defer cancel()
+		var err error
+		ack, err = b.js.PublishMsg(actx, msg, electionRetry...)
+		return err
+	})
+	return ack, err
+}
 
 // ensureStream creates or updates a stream, trying again for up to a
 // minute while the cluster cannot answer yet: a request times out or finds
@@ -147,7 +205,7 @@ func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) erro
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			_, err = b.js.UpdateStream(ctx, cfg)
 		}
-		if err == nil || !transient(err) || ctx.Err() != nil || time.Now().After(deadline) {
+		if err == nil || !stillForming(err) || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
 		b.log.Warn("stream not ready yet, trying again", zap.String("stream", cfg.Name), zap.Error(err))
@@ -159,14 +217,35 @@ func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) erro
 	}
 }
 
-// transient reports whether a JetStream API error may go away by itself:
-// no answer in time, nobody to answer, or the server saying it is busy.
+// transient reports whether a JetStream request may succeed if tried again
+// as it is: no answer in time, nobody to answer, or the cluster saying it
+// cannot answer now (no meta or stream leader, a node that is not caught
+// up). A refusal of the request itself (a full stream: "maximum bytes
+// exceeded" is a 503 too) is not.
 func transient(err error) bool {
 	var api *jetstream.APIError
 	if errors.As(err, &api) {
-		return api.Code == 503 || api.Code == 500
+		switch api.ErrorCode {
+		case jetstream.ErrorCode(10008), // JetStream system temporarily unavailable
+			jetstream.ErrorCode(10009), // cluster can not handle request (not leader)
+			jetstream.ErrorCode(10007), // cluster not assigned to this server
+			jetstream.ErrorCode(10004): // incomplete results
+			return true
+		}
+		return false
 	}
 	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// stillForming reports whether a stream create or update may succeed if
+// tried again: besides transient errors, any server-side 500 or 503,
+// which is what a cluster electing its leaders answers these with.
+func stillForming(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) && (api.Code == 503 || api.Code == 500) {
+		return true
+	}
+	return transient(err)
 }
 
 // waitLeader waits, up to 10 s, until a replicated consumer has a leader:
@@ -184,4 +263,17 @@ func waitLeader(ctx context.Context, c jetstream.Consumer) {
 			info = fresh
 		}
 	}
+}
+
+// pullOptions are how consumers pull: a pull request lasts 10 s and the
+// server heartbeats every 2 s while it waits, so a pull whose consumer
+// leader went away (a node killed or frozen, a leader elected elsewhere)
+// is noticed and sent again to the new leader within about 4 s instead of
+// the client's default 30 s (10 s for an ordered consumer).
+func pullOptions(prefetch int) []jetstream.PullMessagesOpt {
+	opts := []jetstream.PullMessagesOpt{jetstream.PullExpiry(10 * time.Second), jetstream.PullHeartbeat(2 * time.Second)}
+	if prefetch > 0 {
+		opts = append(opts, jetstream.PullMaxMessages(prefetch))
+	}
+	return opts
 }

@@ -204,7 +204,7 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 // daemon that has rebuilt its state from the streams. A redelivery of a
 // message this process still holds is not handed to h again.
 func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
-	it, err := c.bound().Messages(jetstream.PullMaxMessages(c.spec.Prefetch))
+	it, err := c.bound().Messages(pullOptions(c.spec.Prefetch)...)
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", c.spec.Name, err)
 	}
@@ -268,7 +268,7 @@ func (c *Consumer) resubscribe(ctx context.Context) jetstream.MessagesContext {
 			c.bus.log.Warn("consumer rebind", zap.String("consumer", c.spec.Name), zap.Error(err))
 			continue
 		}
-		it, err := b.c.Messages(jetstream.PullMaxMessages(c.spec.Prefetch))
+		it, err := b.c.Messages(pullOptions(c.spec.Prefetch)...)
 		if err != nil {
 			c.bus.log.Warn("consumer resubscribe", zap.String("consumer", c.spec.Name), zap.Error(err))
 			continue
