@@ -16,7 +16,7 @@ import (
 )
 
 // freePorts returns n ports free on 127.0.0.1 a moment ago.
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var ports []int
 	for range n {
@@ -31,8 +31,9 @@ func freePorts(t *testing.T, n int) []int {
 }
 
 // cluster runs a three-node JetStream cluster in this process until the
-// test ends and returns its client URLs, comma-separated.
-func cluster(t *testing.T) string {
+// test ends and returns its client URLs, comma-separated. syncAlways
+// makes the nodes fsync every write (sync_interval: always).
+func cluster(t testing.TB, syncAlways bool) string {
 	t.Helper()
 	ports := freePorts(t, 6)
 	var routes, urls []string
@@ -45,7 +46,7 @@ func cluster(t *testing.T) string {
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	for i := range 3 {
-		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i]}
+		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i], SyncAlways: syncAlways}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -63,7 +64,7 @@ func cluster(t *testing.T) string {
 }
 
 func TestStreamsAreScaledUpInPlaceAndNeverDown(t *testing.T) {
-	urls := cluster(t)
+	urls := cluster(t, false)
 	ctx := context.Background()
 	connect := func(replicas int) *natsbus.Bus {
 		bus, err := natsbus.Connect(ctx, urls, natsbus.Options{Name: t.Name(), StreamReplicas: replicas})
@@ -103,7 +104,7 @@ func TestStreamsAreScaledUpInPlaceAndNeverDown(t *testing.T) {
 }
 
 func TestReplicasDefaultToThreeOnAThreeNodeCluster(t *testing.T) {
-	urls := cluster(t)
+	urls := cluster(t, false)
 	first, _, _ := strings.Cut(urls, ",")
 	for _, tc := range []struct {
 		name, urls string

@@ -167,16 +167,24 @@ type Subscription struct {
 // publishes and waits for the answer subscribes first, so the answer cannot
 // slip by. The subscription ends when ctx is done.
 func (b *Bus) Subscribe(ctx context.Context, stream string, filters []string, fromLatest bool) (*Subscription, error) {
-	policy := jetstream.DeliverNewPolicy
-	if !fromLatest {
-		policy = jetstream.DeliverAllPolicy
-	}
 	var c jetstream.Consumer
 	err := b.untilAnswered(ctx, "watch "+stream, transient, func() error {
 		actx, cancel := context.WithTimeout(ctx, attempt)
 		defer cancel()
+		cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: jetstream.DeliverAllPolicy}
+		if fromLatest {
+			// From the sequence after the last stored, not DeliverNew: an
+			// ordered consumer that is recreated before its first message
+			// (its node gone, a missed heartbeat) starts again from here,
+			// where with DeliverNew it would skip what came meanwhile.
+			st, err := b.js.Stream(actx, stream)
+			if err != nil {
+				return err
+			}
+			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, st.CachedInfo().State.LastSeq+1
+		}
 		var err error
-		c, err = b.js.OrderedConsumer(actx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: policy})
+		c, err = b.js.OrderedConsumer(actx, stream, cfg)
 		return err
 	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
