@@ -183,7 +183,7 @@ const (
 	AllFailover   = "flotilla.failover.>"
 	AllWork       = "flotilla.work.>"
 	AllDeadLetter = "flotilla.deadletter.>"
+	// AllQuotas: the records of every FederatedResourceQuota
+	// (flotilla.object.<key> with the policy.karmada.io group and its kind).
+	AllQuotas = "flotilla.object.*.policy_karmada_io.FederatedResourceQuota.*"
 )
-
-// WorkSubjectsOf filters the work status of one cluster.
-func WorkSubjectsOf(cluster string) string { return "flotilla.work." + token(cluster) + ".>" }

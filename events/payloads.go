@@ -95,6 +95,16 @@ type Binding struct {
 	Dependencies []Dependency `json:"dependencies,omitempty"`
 	// RescheduleRequestedAt asks for a fresh reschedule (flotilla reschedule).
 	RescheduleRequestedAt *time.Time `json:"rescheduleRequestedAt,omitempty"`
+	// WorkloadAffinityGroups are the template's groups (policy.GroupsOf);
+	// nil for none.
+	WorkloadAffinityGroups *policy.WorkloadAffinityGroups `json:"workloadAffinityGroups,omitempty"`
+	// SchedulePriority is the template's schedule priority
+	// (policy.SchedulePriorityOf): pending work is decided highest first.
+	SchedulePriority int32 `json:"schedulePriority,omitempty"`
+	// PriorityError says why the schedule priority could not be read (its
+	// PriorityClass does not exist): the template is then not placed and
+	// its placement says why (Karmada creates no binding).
+	PriorityError string `json:"priorityError,omitempty"`
 	// Warnings and AcceptedAt complete the template's accepted record
 	// (ObjectRecord.Warnings and UpdatedAt of this Generation): a binding is
 	// also the acceptance of the template generation it carries, and for a
@@ -130,6 +140,9 @@ type keptEncoding struct {
 	deps                 *Dependency
 	depsLen              int
 	reschedule           *time.Time
+	groups               *policy.WorkloadAffinityGroups
+	priority             int32
+	priorityError        string
 	warnings             *string
 	warningsLen          int
 	acceptedAt           time.Time
@@ -140,6 +153,7 @@ func keep(data []byte, b *Binding) *keptEncoding {
 		replicas: b.Replicas, template: unsafe.SliceData(b.Template), templateLen: len(b.Template), requirements: len(b.ReplicaRequirements),
 		policy: b.Policy, spec: b.Spec, overrides: unsafe.SliceData(b.Overrides), overridesLen: len(b.Overrides),
 		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt,
+		groups: b.WorkloadAffinityGroups, priority: b.SchedulePriority, priorityError: b.PriorityError,
 		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt}
 }
 
@@ -150,6 +164,7 @@ func (k *keptEncoding) holds(b *Binding) bool {
 		k.requirements == len(b.ReplicaRequirements) && k.policy == b.Policy && k.spec == b.Spec &&
 		k.overrides == unsafe.SliceData(b.Overrides) && k.overridesLen == len(b.Overrides) &&
 		k.deps == unsafe.SliceData(b.Dependencies) && k.depsLen == len(b.Dependencies) && k.reschedule == b.RescheduleRequestedAt &&
+		k.groups == b.WorkloadAffinityGroups && k.priority == b.SchedulePriority && k.priorityError == b.PriorityError &&
 		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt
 }
 

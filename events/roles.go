@@ -12,10 +12,13 @@ const (
 	// RoleCredentials marks sealed Secrets: cluster credentials, never
 	// templates.
 	RoleCredentials = "credentials"
+	// RoleQuota marks FederatedResourceQuotas: limits schedulerd enforces,
+	// never templates.
+	RoleQuota = "quota"
 )
 
 // RoleOf says what policyd takes an object of apiVersion and kind in
-// namespace for: a propagation policy, an override policy, a Cluster,
+// namespace for: a propagation policy, an override policy, a FederatedResourceQuota, a Cluster,
 // cluster credentials (a Secret in policy.CredentialsNamespace) or else a
 // resource template.
 func RoleOf(apiVersion, kind, namespace string) string {
@@ -24,6 +27,8 @@ func RoleOf(apiVersion, kind, namespace string) string {
 		return RolePolicy
 	case apiVersion == policy.PolicyAPIVersion && (kind == policy.KindOverridePolicy || kind == policy.KindClusterOverridePolicy):
 		return RoleOverride
+	case apiVersion == policy.PolicyAPIVersion && kind == policy.KindFederatedResourceQuota:
+		return RoleQuota
 	case apiVersion == policy.ClusterAPIVersion && kind == policy.KindCluster:
 		return RoleCluster
 	case apiVersion == "v1" && kind == "Secret" && namespace == policy.CredentialsNamespace:

@@ -19,6 +19,8 @@ func TestKeyOfAndRoleOf(t *testing.T) {
 			ObjectKey{Group: "policy.karmada.io", Kind: "PropagationPolicy", Namespace: "default", Name: "p"}, RolePolicy},
 		{"a ClusterOverridePolicy is an override", "policy.karmada.io/v1alpha1", "ClusterOverridePolicy", "", "o",
 			ObjectKey{Group: "policy.karmada.io", Kind: "ClusterOverridePolicy", Name: "o"}, RoleOverride},
+		{"a FederatedResourceQuota is a quota", "policy.karmada.io/v1alpha1", "FederatedResourceQuota", "team-a", "q",
+			ObjectKey{Group: "policy.karmada.io", Kind: "FederatedResourceQuota", Namespace: "team-a", Name: "q"}, RoleQuota},
 		{"a Karmada Cluster is a cluster", "cluster.karmada.io/v1alpha1", "Cluster", "", "m1",
 			ObjectKey{Group: "cluster.karmada.io", Kind: "Cluster", Name: "m1"}, RoleCluster},
 		{"a Secret in karmada-system is credentials", "v1", "Secret", "karmada-system", "kc",

@@ -153,9 +153,6 @@ func (t *Tracker) UsePolicy(p TaintPolicy) {
 	t.policy, t.holding = p, nil
 }
 
-// State is the current state.
-func (t *Tracker) State() string { return t.state }
-
 // Ready reports whether the state counts as Ready for scheduling (a Suspect
 // cluster is still Ready: one slow probe changes nothing).
 func (t *Tracker) Ready() bool {

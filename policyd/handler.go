@@ -149,7 +149,31 @@ func (h *Handler) acceptTemplate(ctx context.Context, cause events.Event, rec ev
 			return err
 		}
 	}
+	if err := h.rebindPrioritized(ctx, cause, rec); err != nil {
+		return err
+	}
 	return h.rebindDependents(ctx, cause, rec.Key)
+}
+
+// rebindPrioritized recomputes the bindings whose policy's schedulePriority
+// names the PriorityClass rec, when rec is one: a template waiting for its
+// class is bound once the class exists (Karmada's detector retries), and
+// a changed value reaches the bindings at once. Deleting a class changes
+// no binding, as in Karmada, which does not watch PriorityClasses.
+func (h *Handler) rebindPrioritized(ctx context.Context, cause events.Event, rec events.ObjectRecord) error {
+	if rec.APIVersion != policy.PriorityClassAPIVersion || rec.Key.Kind != policy.KindPriorityClass {
+		return nil
+	}
+	for _, k := range h.st.sortedTemplateKeys() {
+		b, ok := h.st.bindings[k]
+		if !ok || !h.st.bindingLive[k] || b.Spec == nil || b.Spec.SchedulePriority == nil || b.Spec.SchedulePriority.PriorityClassName != rec.Key.Name {
+			continue
+		}
+		if _, err := h.rebind(ctx, cause, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *Handler) publishAccepted(ctx context.Context, cause events.Event, rec events.ObjectRecord) error {
@@ -315,7 +339,7 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 		// policy goes away; a template never claimed is simply not placed.
 		return false, nil
 	}
-	b := binding.Build(t, claimed, policy.ApplicableOverrides(facts, h.st.sortedOverrides()))
+	b := binding.Build(t, claimed, policy.ApplicableOverrides(facts, h.st.sortedOverrides()), h.st.priorityClass)
 	if claimed.Policy.Spec.PropagateDeps {
 		b.Dependencies = h.dependenciesOf(t)
 	}

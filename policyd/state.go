@@ -28,6 +28,9 @@ type state struct {
 	// carried; a cluster applied again continues after it, so that no
 	// consumer takes its new registration for a stale one.
 	deregistered map[string]int64
+	// priorityClasses: the value of every scheduling.k8s.io/v1
+	// PriorityClass template, by name (schedulePriority reads them).
+	priorityClasses map[string]int32
 }
 
 func newState() *state {
@@ -37,6 +40,7 @@ func newState() *state {
 		clusters: map[string]policy.Cluster{}, secrets: map[string]events.SealedSecret{},
 		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{}, bindingCause: map[events.ObjectKey]string{},
 		registrations: map[string]events.ClusterRegistration{}, deregistered: map[string]int64{},
+		priorityClasses: map[string]int32{},
 	}
 }
 
@@ -83,6 +87,9 @@ func (s *state) putTemplate(r events.ObjectRecord, obj map[string]any) error {
 		}
 	}
 	s.records[r.Key] = r
+	if v, ok := policy.PriorityClassValue(r.APIVersion, r.Key.Kind, obj); ok {
+		s.priorityClasses[r.Key.Name] = v
+	}
 	t := binding.NewTemplate(r, obj)
 	t.Compact()
 	s.templates[r.Key] = t
@@ -99,6 +106,9 @@ func (s *state) remove(k events.ObjectKey) {
 	switch r.Role {
 	case events.RoleTemplate:
 		delete(s.templates, k)
+		if r.APIVersion == policy.PriorityClassAPIVersion && k.Kind == policy.KindPriorityClass {
+			delete(s.priorityClasses, k.Name)
+		}
 	case events.RolePolicy:
 		delete(s.propagations, k)
 	case events.RoleOverride:
@@ -127,4 +137,10 @@ func (s *state) sortedTemplateKeys() []events.ObjectKey {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
+}
+
+// priorityClass looks up a PriorityClass's value (binding.PriorityClasses).
+func (s *state) priorityClass(name string) (int32, bool) {
+	v, ok := s.priorityClasses[name]
+	return v, ok
 }

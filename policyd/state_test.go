@@ -58,7 +58,7 @@ func TestATemplateFromTheValidatedObjectEqualsOneFromItsStoredRecord(t *testing.
 		if doc.Kind == "Deployment" && (len(a.Dependencies()) != 7 || qa.Cpu().MilliValue() != 2500 || ra != 5 || a.UID != "u-1") {
 			t.Errorf("the Deployment must exercise dependencies, summed requests and its uid: %v %v %d %q", a.Dependencies(), qa, ra, a.UID)
 		}
-		if ba, bb := binding.Build(a, nil, nil), binding.Build(b, nil, nil); !sameBinding(ba, bb) {
+		if ba, bb := binding.Build(a, nil, nil, nil), binding.Build(b, nil, nil, nil); !sameBinding(ba, bb) {
 			t.Errorf("%s: bindings differ", doc.Kind)
 		}
 	}

@@ -49,7 +49,7 @@ const (
 // binds them (its doc.go table lists what they carry).
 func Consumers(Config) []natsbus.ConsumerSpec {
 	return []natsbus.ConsumerSpec{
-		{Name: PolicyConsumer, Stream: events.StreamPolicy, Subjects: []string{events.AllBindings, events.AllMembers}},
+		{Name: PolicyConsumer, Stream: events.StreamPolicy, Subjects: []string{events.AllBindings, events.AllMembers, events.AllQuotas}},
 		{Name: HealthConsumer, Stream: events.StreamHealth, Subjects: []string{events.AllHealth, events.AllCapacity, events.HealthSnapshotSubject}},
 		{Name: WorkConsumer, Stream: events.StreamWork, Subjects: []string{events.AllWork}},
 	}
@@ -219,6 +219,15 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 		var p events.PlacementDecision
 		if events.Type(m.Event.Type()) == events.TypePlacementDecided && events.Decode(m.Event, &p) == nil {
 			h.book.placements[p.Key] = remembered(p)
+		}
+	})
+	h.restorePlaced()
+	read(events.StreamPolicy, events.AllQuotas, func(m natsbus.Message) {
+		if events.Type(m.Event.Type()) != events.TypeObjectAccepted {
+			return
+		}
+		if q, err := quotaOf(m.Event); err == nil {
+			h.placed.Quotas.SetQuota(q, nil)
 		}
 	})
 	h.members.changed()

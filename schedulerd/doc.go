@@ -5,15 +5,19 @@
 // placement whenever the answer changes.
 //
 //	Consumes  io.flotilla.binding.changed|removed.v1,
-//	          io.flotilla.cluster.registered|deregistered.v1   (FLOTILLA_POLICY, consumer schedulerd-policy)
+//	          io.flotilla.cluster.registered|deregistered.v1,
+//	          io.flotilla.object.accepted|removed.v1          (FLOTILLA_POLICY, consumer schedulerd-policy)
 //	          io.flotilla.cluster.health.changed|snapshot.v1,
 //	          io.flotilla.cluster.capacity.reported.v1         (FLOTILLA_HEALTH, consumer schedulerd-health)
 //	          io.flotilla.work.status.changed.v1,
 //	          io.flotilla.work.deleted.v1                      (FLOTILLA_WORK, consumer schedulerd-work)
 //	Produces  io.flotilla.placement.decided|removed.v1,
 //	          io.flotilla.failover.evicted|purged.v1            (FLOTILLA_PLACEMENT)
-//	State     members, bindings, last placements and each template's work
-//	          health per cluster, rebuilt at start from the streams (latest
-//	          message per subject); failover records the placements imply and
-//	          the stream lacks are sent again
+//	          (object records: FederatedResourceQuotas only)
+//	State     members, bindings, last placements, FederatedResourceQuotas
+//	          and each template's work health per cluster, rebuilt at start
+//	          from the streams (latest message per subject); the quota ledger
+//	          and workload affinity peers follow from the placements;
+//	          failover records the placements imply and the stream lacks are
+//	          sent again
 package schedulerd

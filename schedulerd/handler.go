@@ -35,6 +35,9 @@ type Handler struct {
 	// reserved: placed replicas not yet reported as allocated (overcommit
 	// protection, reservations.go).
 	reserved reservations
+	// placed: the workload affinity peers and the quota ledger decisions
+	// share (core.Placed; queue.go).
+	placed *core.Placed
 }
 
 // NewHandler returns a handler with empty state, on the real clock.
@@ -44,7 +47,7 @@ func NewHandler(pub events.Publisher, instance string, sched *core.Scheduler, m 
 	}
 	return &Handler{pub: pub, source: "/schedulerd/" + instance, sched: sched, metrics: m, clock: clock.Real,
 		members: newMemberView(), book: newPlacementBook(), work: newWorkHealth(),
-		queue: newFailoverQueue(DefaultEvictionLimit), reserved: newReservations()}
+		queue: newFailoverQueue(DefaultEvictionLimit), reserved: newReservations(), placed: core.NewPlaced()}
 }
 
 func (h *Handler) now() time.Time { return h.clock.Now() }
@@ -65,6 +68,8 @@ func (h *Handler) Handle(ctx context.Context, e events.Event) error {
 		return h.HandleHealthSnapshot(ctx, e)
 	case events.TypeWorkStatusChanged, events.TypeWorkDeleted:
 		return h.HandleWorkStatus(ctx, e)
+	case events.TypeObjectAccepted, events.TypeObjectRemoved:
+		return h.HandleQuotaChanged(ctx, e)
 	}
 	return events.Permanent(fmt.Errorf("schedulerd does not handle %q", e.Type()))
 }
@@ -84,6 +89,7 @@ func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) erro
 	}
 	prev, had := h.book.bindings[b.Key]
 	h.book.bindings[b.Key] = b
+	h.book.arrived(b.Key)
 	if err := h.schedule(ctx, e, b.Key); err != nil {
 		// Not placed: forget the revision, so that the redelivery schedules it.
 		if had {
@@ -111,9 +117,10 @@ func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) erro
 	}
 	delete(h.book.bindings, b.Key)
 	h.reserved.drop(b.Key)
+	h.placed.Forget(b.Key)
 	last, ok := h.book.placements[b.Key]
 	if !ok || (!last.Scheduled && len(last.Clusters) == 0 && last.Error == "removed") {
-		return nil
+		return h.retryQuotaRefused(ctx, e, b.Key.Namespace)
 	}
 	p := events.PlacementDecision{Key: b.Key, Generation: b.Generation, BindingRevision: b.Revision, Error: "removed", DecidedAt: h.now().UTC()}
 	out, err := events.NewWithID(events.DeterministicID("placement-removed", b.Key.String(), fmt.Sprint(b.Revision)),
@@ -126,7 +133,8 @@ func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) erro
 		return err
 	}
 	delete(h.book.placements, b.Key)
-	return nil
+	// Its usage left the namespace's quotas: what they refused may fit now.
+	return h.retryQuotaRefused(ctx, e, b.Key.Namespace)
 }
 
 // HandleClusterChanged updates the member snapshot and reschedules the

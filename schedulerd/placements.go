@@ -3,7 +3,6 @@ package schedulerd
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -18,10 +17,15 @@ type placementBook struct {
 	// specs decodes bindings: those of one policy share one decoded spec.
 	specs      events.SpecCache
 	placements map[events.ObjectKey]events.PlacementDecision
+	// arrival: when each binding's latest revision arrived (a counter),
+	// the tie-break of equal priorities in queue order.
+	arrival map[events.ObjectKey]uint64
+	next    uint64
 }
 
 func newPlacementBook() placementBook {
-	return placementBook{bindings: map[events.ObjectKey]events.Binding{}, placements: map[events.ObjectKey]events.PlacementDecision{}}
+	return placementBook{bindings: map[events.ObjectKey]events.Binding{}, placements: map[events.ObjectKey]events.PlacementDecision{},
+		arrival: map[events.ObjectKey]uint64{}}
 }
 
 // previous is k's last placement, or nil.
@@ -32,16 +36,27 @@ func (pb *placementBook) previous(k events.ObjectKey) *events.PlacementDecision 
 	return nil
 }
 
-// boundKeys returns the keys of the bindings keep takes, in key order
-// (decisions are made in a stated order, never in map order).
+// arrived stamps k's binding as the latest arrival.
+func (pb *placementBook) arrived(k events.ObjectKey) {
+	pb.next++
+	pb.arrival[k] = pb.next
+}
+
+// boundKeys returns the keys of the bindings keep takes in queue order
+// (core.QueueOrder: schedule priority descending, then arrival, then key):
+// pending work is decided highest priority first, and never in map order.
 func (pb *placementBook) boundKeys(keep func(events.ObjectKey, events.Binding) bool) []events.ObjectKey {
-	keys := make([]events.ObjectKey, 0, len(pb.bindings))
+	q := make([]core.Queued, 0, len(pb.bindings))
 	for k, b := range pb.bindings {
 		if keep(k, b) {
-			keys = append(keys, k)
+			q = append(q, core.Queued{Key: k, Priority: b.SchedulePriority, Arrival: pb.arrival[k]})
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	core.QueueOrder(q)
+	keys := make([]events.ObjectKey, len(q))
+	for i := range q {
+		keys[i] = q[i].Key
+	}
 	return keys
 }
 
@@ -92,7 +107,7 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	// one (reference §1.1 rule 3, §2.5).
 	r := b.RescheduleRequestedAt
 	fresh := r != nil && (!hadLast || r.After(last.DecidedAt))
-	p := h.sched.Decide(core.DecideInput{Binding: b, Snapshot: snap, Previous: h.book.previous(k), Evictions: evs, Fresh: fresh, Now: h.now()})
+	p := h.placed.Decide(h.sched, core.DecideInput{Binding: b, Snapshot: snap, Previous: h.book.previous(k), Evictions: evs, Fresh: fresh, Now: h.now()})
 	p.Binding = &b
 	if hadLast && samePlacement(last, p) {
 		h.metrics.decisions.WithLabelValues("unchanged").Inc()

@@ -3,6 +3,7 @@ package simulate
 import (
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -33,6 +34,10 @@ type bindingDoc struct {
 	evicted          []string
 	fresh            bool
 	observedAffinity string
+	// What the binding's current placement is to the others: its groups
+	// (a peer) and its usage (against the namespace's quotas).
+	groups *policy.WorkloadAffinityGroups
+	usage  corev1.ResourceList
 }
 
 // resourceBinding is the part of work.karmada.io/v1alpha2 ResourceBinding
@@ -47,9 +52,15 @@ type resourceBinding struct {
 			Name       string `json:"name"`
 			UID        string `json:"uid"`
 		} `json:"resource"`
-		Clusters              []events.TargetCluster `json:"clusters"`
-		RescheduleTriggeredAt *metav1.Time           `json:"rescheduleTriggeredAt"`
-		GracefulEvictionTasks []struct {
+		Clusters            []events.TargetCluster `json:"clusters"`
+		Replicas            int32                  `json:"replicas"`
+		ReplicaRequirements *struct {
+			ResourceRequest corev1.ResourceList `json:"resourceRequest"`
+		} `json:"replicaRequirements"`
+		Components             []policy.Component             `json:"components"`
+		WorkloadAffinityGroups *policy.WorkloadAffinityGroups `json:"workloadAffinityGroups"`
+		RescheduleTriggeredAt  *metav1.Time                   `json:"rescheduleTriggeredAt"`
+		GracefulEvictionTasks  []struct {
 			FromCluster string `json:"fromCluster"`
 		} `json:"gracefulEvictionTasks"`
 	} `json:"spec"`
@@ -83,6 +94,21 @@ func decodeBinding(d validation.Document) (*bindingDoc, error) {
 		b.fresh = true
 	}
 	b.observedAffinity = rb.Status.SchedulerObservedAffinityName
+	if d.Kind == "ResourceBinding" {
+		// Karmada never sets nor reads these on ClusterResourceBindings.
+		if g := rb.Spec.WorkloadAffinityGroups; g != nil && *g != (policy.WorkloadAffinityGroups{}) {
+			b.groups = g
+		}
+		var request corev1.ResourceList
+		if rr := rb.Spec.ReplicaRequirements; rr != nil {
+			request = rr.ResourceRequest
+		}
+		replicas := make([]int32, len(rb.Spec.Clusters))
+		for i, c := range rb.Spec.Clusters {
+			replicas[i] = c.Replicas
+		}
+		b.usage = policy.Usage(request, rb.Spec.Components, replicas)
+	}
 	return b, nil
 }
 

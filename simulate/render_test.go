@@ -66,7 +66,7 @@ spec:
 	}
 	checked, shared, halved, parallelism := 0, 0, 0, int64(0)
 	for _, td := range w.templates {
-		res := w.simulate(td)
+		res, _ := w.simulate(td)
 		if res.Policy == nil {
 			continue
 		}
@@ -81,7 +81,7 @@ spec:
 		}
 		facts := td.tmpl.Facts()
 		claimed := binding.Claim(facts, td.currentPolicy(), w.policies)
-		b := binding.Build(td.tmpl, claimed, policy.ApplicableOverrides(facts, w.overrides))
+		b := binding.Build(td.tmpl, claimed, policy.ApplicableOverrides(facts, w.overrides), w.priorityClass)
 		for _, tc := range res.Clusters {
 			var rp *int32
 			if b.Replicas > 0 {
@@ -141,7 +141,7 @@ spec:
 	w, _ := newWorld(docs)
 	td := w.templates[0]
 	facts := td.tmpl.Facts()
-	b := binding.Build(td.tmpl, binding.Claim(facts, nil, w.policies), policy.ApplicableOverrides(facts, w.overrides))
+	b := binding.Build(td.tmpl, binding.Claim(facts, nil, w.policies), policy.ApplicableOverrides(facts, w.overrides), w.priorityClass)
 	six := int32(6)
 	_, _, want := render.Render(td.tmpl.Object, w.clusters.renderCluster("b"), b.Overrides, &six)
 	if want == nil || r.RenderErrors["b"] != want.Error() || !strings.Contains(want.Error(), "overrideRules[1]") {

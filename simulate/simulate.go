@@ -124,6 +124,7 @@ func RunWith(docs []validation.Document, opt Options) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Results: make([]Result, len(w.templates)), Warnings: w.warnings}
+	deferred := make([]*deferred, len(w.templates))
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -138,11 +139,12 @@ func RunWith(docs []validation.Document, opt Options) (*Report, error) {
 				if i >= len(w.templates) {
 					return
 				}
-				rep.Results[i] = w.simulate(w.templates[i])
+				rep.Results[i], deferred[i] = w.simulate(w.templates[i])
 			}
 		})
 	}
 	wg.Wait()
+	w.decideInQueueOrder(rep.Results, deferred)
 	return rep, nil
 }
 
@@ -158,6 +160,12 @@ type world struct {
 	ruleMatches map[string][]string
 	claims      *claims
 	warnings    []string
+	// priorityClasses: the value of every PriorityClass in the input.
+	priorityClasses map[string]int32
+	// placed: the placements templates that share a quota or a workload
+	// affinity group see (the input's ResourceBindings, then each decision
+	// in queue order).
+	placed *core.Placed
 }
 
 // templateDoc is one resource template and what the input says about its
@@ -168,7 +176,8 @@ type templateDoc struct {
 }
 
 func newWorld(docs []validation.Document) (*world, error) {
-	w := &world{sched: core.New(plugins.DefaultProfile())}
+	w := &world{sched: core.New(plugins.DefaultProfile()), priorityClasses: map[string]int32{}, placed: core.NewPlaced()}
+	var quotas []policy.FederatedResourceQuota
 	credentials := policy.CredentialSecretsIn(validation.Objects(docs))
 	byKey := map[events.ObjectKey]int{}
 	var clusters []policy.Cluster
@@ -216,7 +225,16 @@ func newWorld(docs []validation.Document) (*world, error) {
 				clusterAt[c.Name] = len(clusters)
 				clusters = append(clusters, c)
 			}
+		case events.RoleQuota:
+			var q policy.FederatedResourceQuota
+			if err := decodeDoc(d, &q); err != nil {
+				return nil, err
+			}
+			quotas = append(quotas, q)
 		case events.RoleTemplate:
+			if v, ok := policy.PriorityClassValue(d.APIVersion, d.Kind, d.Object); ok {
+				w.priorityClasses[d.Name] = v
+			}
 			// Record.Object (the template as JSON) is left empty: the
 			// scheduler never reads it and the manifests are rendered from
 			// the decoded object, which is what executord decodes it into.
@@ -233,12 +251,15 @@ func newWorld(docs []validation.Document) (*world, error) {
 	for _, b := range bindings {
 		i, ok := byKey[b.resource]
 		if !ok && b.resource.Namespace == "" && b.namespace != "" {
-			alt := b.resource
-			alt.Namespace = b.namespace
-			i, ok = byKey[alt]
+			b.resource.Namespace = b.namespace
+			i, ok = byKey[b.resource]
 		}
+		w.placed.Restore(&events.Binding{Key: b.resource, WorkloadAffinityGroups: b.groups}, b.previous)
+		w.placed.Quotas.Record(b.resource, b.usage)
 		if !ok {
-			w.warnings = append(w.warnings, fmt.Sprintf("%s: its resource %s is not in the input: ignored", b.label, b.resource))
+			if b.groups == nil && b.usage == nil {
+				w.warnings = append(w.warnings, fmt.Sprintf("%s: its resource %s is not in the input: ignored", b.label, b.resource))
+			}
 			continue
 		}
 		td := w.templates[i]
@@ -246,6 +267,11 @@ func newWorld(docs []validation.Document) (*world, error) {
 		if _, hasUID := metadataString(td.tmpl.Object, "uid"); !hasUID && b.uid != "" {
 			td.tmpl.UID = b.uid // the binding records the template's uid
 		}
+	}
+	for _, q := range quotas {
+		// status.overallUsed, when given, is the usage before the input;
+		// else it is counted from the bindings (nil).
+		w.placed.Quotas.SetQuota(q, q.Status.OverallUsed)
 	}
 	w.policies = events.SortedByKey(policies)
 	w.overrides = events.SortedByKey(overrides)
@@ -280,8 +306,10 @@ func metadataString(obj map[string]any, field string) (string, bool) {
 	return s, s != ""
 }
 
-// simulate claims, binds, schedules and renders one template.
-func (w *world) simulate(td *templateDoc) Result {
+// simulate claims, binds, schedules and renders one template; a template
+// whose decision depends on others' (Placed.Involves) is only claimed and
+// bound, and returned as deferred.
+func (w *world) simulate(td *templateDoc) (Result, *deferred) {
 	t := td.tmpl
 	facts := t.Facts()
 	res := Result{
@@ -301,10 +329,10 @@ func (w *world) simulate(td *templateDoc) Result {
 	claimed := c.policy
 	if claimed == nil {
 		res.Error = noPolicyError(facts)
-		return res
+		return res, nil
 	}
 	res.Policy = &PolicyRef{Kind: claimed.Key.Kind, Namespace: claimed.Key.Namespace, Name: claimed.Key.Name}
-	b := binding.Build(t, claimed, c.overrides)
+	b := binding.Build(t, claimed, c.overrides, w.priorityClass)
 	in := core.DecideInput{Binding: b, Snapshot: w.clusters.forBinding(&b)}
 	if bd := td.binding; bd != nil {
 		// The ResourceBinding is the current placement; its graceful
@@ -315,7 +343,17 @@ func (w *world) simulate(td *templateDoc) Result {
 			in.Previous.Evictions = append(in.Previous.Evictions, events.Eviction{Cluster: c})
 		}
 	}
-	p := w.sched.Decide(in)
+	if w.placed.Involves(&b) {
+		// Shares a quota or a workload affinity group: decided later, one
+		// at a time in queue order (decideInQueueOrder).
+		return res, &deferred{binding: b, claim: c, in: in}
+	}
+	w.finish(td, &res, w.sched.Decide(in), &b, c)
+	return res, nil
+}
+
+// finish fills a template's result from its placement and renders it.
+func (w *world) finish(td *templateDoc, res *Result, p events.PlacementDecision, b *events.Binding, c *claim) {
 	res.Scheduled, res.Error, res.Warnings = p.Scheduled, p.Error, p.Warnings
 	if p.Feasible != nil {
 		res.Feasible = p.Feasible
@@ -327,8 +365,7 @@ func (w *world) simulate(td *templateDoc) Result {
 		res.Clusters = slices.Clone(p.Clusters)
 		slices.SortStableFunc(res.Clusters, func(a, b events.TargetCluster) int { return strings.Compare(a.Name, b.Name) })
 	}
-	w.renderAll(t.Object, &b, c, &res)
-	return res
+	w.renderAll(td.tmpl.Object, b, c, res)
 }
 
 func noPolicyError(r policy.ResourceFacts) string {

@@ -40,9 +40,12 @@ path, and nothing is published. Secrets in karmada-system (cluster
 credentials, e.g. the one a Cluster's spec.secretRef names) are sealed to the
 credentials key before they leave this process and are never propagated.
 
-apply then waits up to --timeout for policyd's verdict on every object. It
-does not give up early: a policyd that is starting, or catching up after a
-crash, answers within the timeout once it has caught up.
+apply publishes the objects in order; one NATS does not acknowledge (as
+while flotilla up restarts after a crash) is published again until it is
+stored or --timeout has passed. apply then waits up to --timeout for
+policyd's verdict on every object. It does not give up early: a policyd
+that is starting, or catching up after a crash, answers within the timeout
+once it has caught up.
 
 Exit status:
   0  every object was accepted
@@ -181,9 +184,9 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 		})
 	}()
 	pending := map[string]outgoing{}
-	for _, m := range msgs {
-		if err := bus.Publish(ctx, m.subject, m.event); err != nil {
-			return err
+	for i, m := range msgs {
+		if err := publishStored(ctx, errw, bus, m, timeout); err != nil {
+			return fmt.Errorf("%s and the %d object(s) after it were not applied: %w", m.label, len(msgs)-i-1, err)
 		}
 		pending[m.event.ID()] = m
 	}
@@ -253,6 +256,39 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 	}
 	return nil
 }
+
+// publishStored publishes m and waits until JetStream has stored it. While
+// NATS does not answer (a publish whose acknowledgement was lost when the
+// server died, no JetStream while a restarted server restores its streams)
+// it publishes the same event again, for up to timeout: JetStream keeps one
+// copy of an event id, so an event stored before its acknowledgement was
+// lost is not stored twice. Without this, a crash of `flotilla up` in the
+// middle of a long apply left every object after the one in flight
+// unpublished (DESIGN.md §4). A refusal by JetStream (natsbus.Refused) is
+// returned at once.
+func publishStored(ctx context.Context, errw io.Writer, bus *natsbus.Bus, m outgoing, timeout time.Duration) error {
+	giveUp := time.Now().Add(timeout)
+	for wait := 200 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		actx, cancel := context.WithTimeout(ctx, publishAttempt)
+		err := bus.Publish(actx, m.subject, m.event)
+		cancel()
+		if err == nil || natsbus.Refused(err) || ctx.Err() != nil || time.Now().Add(wait).After(giveUp) {
+			return err
+		}
+		if wait == 200*time.Millisecond { // the first failure
+			fmt.Fprintf(errw, "%s: NATS did not acknowledge it (%v); publishing it again for up to %s\n", m.label, err, timeout)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// publishAttempt bounds one publish: how long apply waits for JetStream's
+// acknowledgement before it publishes the event again.
+const publishAttempt = 5 * time.Second
 
 // defaultConfirmTimeout is how long apply and delete wait for policyd by
 // default: longer than a restart of `flotilla up` plus one AckWait

@@ -167,14 +167,19 @@ type runtime struct {
 	bus         *natsbus.Bus
 	log         *zap.Logger
 	reg         *prometheus.Registry
+	metrics     *natsbus.Metrics
 	health      *observe.Health
 	metricsAddr string
+	// buses are every connection the process runs on (up gives each
+	// daemon its own): serve ends on the first refusal any of them meets.
+	buses []*natsbus.Bus
 }
 
 func newRuntime(ctx context.Context, g *globals, log *zap.Logger, f *daemonFlags) (*runtime, error) {
 	events.Warm() // compile the event codec before the first event, not on it
 	reg := observe.NewRegistry()
-	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: natsbus.NewMetrics(reg), StreamReplicas: f.streamReplicas})
+	metrics := natsbus.NewMetrics(reg)
+	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: metrics, Credentials: g.credentials(), StreamReplicas: f.streamReplicas})
 	if err != nil {
 		return nil, err
 	}
@@ -186,13 +191,38 @@ func newRuntime(ctx context.Context, g *globals, log *zap.Logger, f *daemonFlags
 		}
 		return nil
 	})
-	return &runtime{bus: bus, log: log, reg: reg, health: h, metricsAddr: f.metricsAddr}, nil
+	return &runtime{bus: bus, log: log, reg: reg, metrics: metrics, health: h, metricsAddr: f.metricsAddr, buses: []*natsbus.Bus{bus}}, nil
+}
+
+// on is rt with bus as the connection its daemon runs on; rt watches it.
+func (rt *runtime) on(bus *natsbus.Bus, name string) *runtime {
+	rt.buses = append(rt.buses, bus)
+	rt.health.Add("nats "+name, func() error {
+		if !bus.Connected() {
+			return fmt.Errorf("not connected")
+		}
+		return nil
+	})
+	out := *rt
+	out.bus = bus
+	return &out
 }
 
 // serve runs the daemons and the HTTP endpoints until ctx is done or one fails.
 func (rt *runtime) serve(ctx context.Context, runs ...func(context.Context) error) error {
 	grp, ctx := errgroup.WithContext(ctx)
 	grp.Go(func() error { return observe.Serve(ctx, rt.metricsAddr, rt.reg, rt.health, rt.log) })
+	for _, bus := range rt.buses {
+		// A daemon refused what it needs is misconfigured: fail loudly.
+		grp.Go(func() error {
+			select {
+			case err := <-bus.Refused():
+				return err
+			case <-ctx.Done():
+				return nil
+			}
+		})
+	}
 	for _, run := range runs {
 		grp.Go(func() error { return run(ctx) })
 	}
@@ -267,12 +297,20 @@ func embedded(up *cobra.Command) bool { return !up.Flags().Changed("nats-url") }
 func newUp(g *globals) *cobra.Command {
 	f := newDaemonFlags()
 	var dataDir, listen string
+	var insecure bool
 	c := &cobra.Command{
 		Use:   "up",
 		Short: "Run everything in one process: embedded NATS JetStream and all four daemons",
 		Long: `Run an embedded nats-server (JetStream file storage under --data-dir) and
 policyd, schedulerd, healthd and executord in one process. Client commands
 then work with no flags: flotilla join|apply|get|delete.
+
+Authentication is on: the first start generates an operator, an account and
+their keys under <data-dir>/auth, writes admin credentials to
+<data-dir>/creds/admin.creds and registers them for the client URL under
+$XDG_CONFIG_HOME/flotilla/credentials, where every command finds them.
+Each daemon connects with its own role's credentials. --insecure turns
+authentication off. docs/security.md has the whole model.
 
 With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 		Example: "  flotilla up --data-dir ./.flotilla &\n  flotilla join cluster1 --cluster-kubeconfig .sandbox/cluster1.kubeconfig",
@@ -287,13 +325,32 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 			if err := os.MkdirAll(dataDir, 0o700); err != nil {
 				return fmt.Errorf("--data-dir: %w", err)
 			}
-			if embedded(cmd) {
-				srv, err := natsbus.StartEmbedded(listen, filepath.Join(dataDir, "jetstream"))
+			embedded := embedded(cmd)
+			var auth *upAuth
+			if !insecure {
+				if auth, err = loadUpAuth(dataDir, embedded); err != nil {
+					return err
+				}
+			}
+			if embedded {
+				var authority *natsbus.Authority
+				if auth != nil {
+					authority = auth.authority
+				}
+				srv, err := natsbus.StartEmbedded(listen, filepath.Join(dataDir, "jetstream"), authority)
 				if err != nil {
 					return err
 				}
 				defer srv.Shutdown()
 				g.natsURL = srv.URL()
+			}
+			if auth != nil && embedded {
+				if g.creds, err = auth.mint(roleAdmin); err != nil {
+					return err
+				}
+			}
+			if insecure {
+				warnInsecure(g.natsURL, log, cmd.ErrOrStderr())
 			}
 			if f.credentialsKey == "" {
 				f.credentialsKey = filepath.Join(dataDir, "credentials.key")
@@ -307,8 +364,24 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 				return err
 			}
 			var runs []func(context.Context) error
+			if auth != nil {
+				svc, err := auth.serveCredentials(cmd.Context(), rt.bus, g.natsURL, log, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				runs = append(runs, svc.Run)
+			}
 			for _, name := range []string{"policyd", "schedulerd", "healthd", "executord"} {
-				run, err := buildDaemon(name, f, rt)
+				drt := rt
+				if auth != nil {
+					bus, err := auth.connectAs(cmd.Context(), name, g.natsURL, rt)
+					if err != nil {
+						return fmt.Errorf("%s: %w", name, err)
+					}
+					defer bus.Close()
+					drt = rt.on(bus, name)
+				}
+				run, err := buildDaemon(name, f, drt)
 				if err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
@@ -321,6 +394,7 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 	}
 	c.Flags().StringVar(&dataDir, "data-dir", "./.flotilla", "where JetStream and the credentials key live")
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server")
+	c.Flags().BoolVar(&insecure, "insecure", false, "run the embedded NATS without authentication: anyone who reaches it can do anything")
 	f.registerAll(c.Flags())
 	return c
 }

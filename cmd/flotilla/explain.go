@@ -63,6 +63,12 @@ func explain(out io.Writer, p events.PlacementDecision) {
 		if b.Replicas > 0 {
 			fmt.Fprintf(out, "Replicas:    %d\n", b.Replicas)
 		}
+		if sp := b.Spec; sp != nil && sp.SchedulePriority != nil {
+			fmt.Fprintf(out, "Priority:    %d (PriorityClass %s)\n", b.SchedulePriority, sp.SchedulePriority.PriorityClassName)
+		}
+		if g := b.WorkloadAffinityGroups; g != nil {
+			fmt.Fprintf(out, "Groups:      affinity %s, anti-affinity %s\n", orNone(g.AffinityGroup), orNone(g.AntiAffinityGroup))
+		}
 	}
 	fmt.Fprintf(out, "Generation:  %d (binding revision %d), decided %s\n", p.Generation, p.BindingRevision, p.DecidedAt.Format("2006-01-02 15:04:05Z07:00"))
 	fmt.Fprintf(out, "Strategy:    %s\n", p.Strategy)

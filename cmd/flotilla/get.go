@@ -67,6 +67,7 @@ func newGet(g *globals) *cobra.Command {
   KIND         the templates of one kind: deployments, services, cm, ... (policyd)
   work         one row per template and cluster: Pending, Applied, Progressing, Running, Failed, Deleting (executord)
   placements   where each template is placed and why (schedulerd)
+  federatedresourcequotas (frq)  each quota's overall limits and overallUsed, counted from the placements
   deadletters  events a consumer gave up on, with the reason (every daemon)
   KIND/NAME    one template: ready/desired replicas per cluster and in total`,
 		Example: "  flotilla get deployment/my-app\n  flotilla get deployments -A\n  flotilla get work\n  flotilla get placements -A -o wide\n  flotilla get clusters -o yaml",
@@ -103,6 +104,8 @@ func newGet(g *globals) *cobra.Command {
 					return getPlacements(ctx, out, bus, l)
 				case "deadletters", "deadletter":
 					return getDeadLetters(ctx, out, cmd.ErrOrStderr(), bus, l)
+				case "federatedresourcequotas", "federatedresourcequota", "frq":
+					return getQuotas(ctx, out, bus, l)
 				}
 				return getTemplates(ctx, out, cmd.ErrOrStderr(), bus, l, args[0])
 			})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -21,8 +22,11 @@ import (
 // globals are the flags every command shares.
 type globals struct {
 	natsURL   string
+	creds     string
 	logLevel  string
 	logFormat string
+	// verb is the command running ("get work"), which refusals name.
+	verb string
 }
 
 func main() {
@@ -68,13 +72,17 @@ See where they run:         flotilla get work`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Reads warn on the command's standard error (tests capture it).
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) { warnings = cmd.ErrOrStderr() },
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			warnings = cmd.ErrOrStderr()
+			g.verb = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		},
 	}
 	defURL := os.Getenv("FLOTILLA_NATS_URL")
 	if defURL == "" {
 		defURL = natsbus.DefaultURL
 	}
 	root.PersistentFlags().StringVar(&g.natsURL, "nats-url", defURL, "NATS server URL, or the comma-separated URLs of a cluster's nodes (env FLOTILLA_NATS_URL)")
+	root.PersistentFlags().StringVar(&g.creds, "creds", os.Getenv(credentialsEnv), "NATS credentials file (env "+credentialsEnv+"; default: the credentials `flotilla up` registered for --nats-url)")
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format: json or console (default: console on a terminal, json otherwise)")
 	root.AddGroup(&cobra.Group{ID: "daemons", Title: "Daemons:"}, &cobra.Group{ID: "client", Title: "Client commands:"})
@@ -82,7 +90,7 @@ See where they run:         flotilla get work`,
 		c.GroupID = "daemons"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newJoin(g), newApply(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newReschedule(g), newWatch(g), newReplay(g), newPublish(g),
+	for _, c := range []*cobra.Command{newJoin(g), newApply(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newReschedule(g), newWatch(g), newReplay(g), newPublish(g), newCreds(g),
 		newSimulate(g),
 		bench.NewCommand(cpuProfileEnv, func(err error) error { return exitError{err} }),
 	} {
@@ -97,16 +105,17 @@ func (g *globals) logger() (*zap.Logger, error) { return observe.NewLogger(g.log
 
 // connect opens a client connection to the bus.
 func (g *globals) connect(ctx context.Context) (*natsbus.Bus, error) {
-	return natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla-cli"})
+	return natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla-cli", Credentials: g.credentials()})
 }
 
 // withBus runs fn with a client connection to the bus, closed when fn
 // returns: the scaffolding of every client verb that reads or publishes.
+// A verb the credential may not do ends at once with the refusal.
 func (g *globals) withBus(ctx context.Context, fn func(bus *natsbus.Bus) error) error {
 	bus, err := g.connect(ctx)
 	if err != nil {
 		return err
 	}
 	defer bus.Close()
-	return fn(bus)
+	return refusedDuring(g.verb, bus, func() error { return fn(bus) })
 }

@@ -49,25 +49,22 @@ retry of the same event is idempotent; different content is still refused.`,
 			if err != nil {
 				return err
 			}
-			bus, err := g.connect(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer bus.Close()
-			var refused []error
-			for _, o := range out {
-				msg, err := publishPending(cmd.Context(), bus, o, allowDuplicates)
-				var dup duplicateError
-				if errors.As(err, &dup) {
-					refused = append(refused, fmt.Errorf("%s: %w", o.name, err))
-					continue
+			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
+				var refused []error
+				for _, o := range out {
+					msg, err := publishPending(cmd.Context(), bus, o, allowDuplicates)
+					var dup duplicateError
+					if errors.As(err, &dup) {
+						refused = append(refused, fmt.Errorf("%s: %w", o.name, err))
+						continue
+					}
+					if err != nil {
+						return fmt.Errorf("%s: %w", o.name, err)
+					}
+					fmt.Fprintln(cmd.OutOrStdout(), msg)
 				}
-				if err != nil {
-					return fmt.Errorf("%s: %w", o.name, err)
-				}
-				fmt.Fprintln(cmd.OutOrStdout(), msg)
-			}
-			return errors.Join(refused...)
+				return errors.Join(refused...)
+			})
 		},
 	}
 	c.Flags().StringVarP(&file, "filename", "f", "", "event file (JSON), or - for stdin")

@@ -41,6 +41,21 @@ overrides, schedulerd's core places it with the default plugins, executord's
 renderer produces the manifest for every cluster. Each template is simulated
 on its own against the state given: the others do not consume capacity.
 
+Placement between workloads (Karmada v1.17-v1.19): scheduling.k8s.io/v1
+PriorityClasses give a policy's schedulePriority its value, and
+policy.karmada.io/v1alpha1 FederatedResourceQuotas limit a namespace. A
+ResourceBinding is also a workload already placed, whatever the input
+holds of its template: its spec.clusters with spec.workloadAffinityGroups
+make it a workload affinity peer, and spec.replicaRequirements.resourceRequest
+(or spec.components) times its replicas count against the namespace's
+quotas. A quota's status.overallUsed, when given, is its usage before the
+input; otherwise the bindings' usage is counted. Templates that share a quota
+or a workload affinity group are decided one at a time in queue order
+(schedule priority descending, then input order), each seeing the placements
+decided before it; a refused one reads "QuotaExceeded: ..." in error and keeps
+its binding's clusters. A template whose policy names a missing PriorityClass
+is not scheduled, and its error says so.
+
 Clusters: status.conditions Ready=False taints a cluster
 cluster.karmada.io/not-ready and Ready=Unknown cluster.karmada.io/unreachable
 (NoSchedule), as Karmada does; status.apiEnablements, when given, is the full

@@ -53,7 +53,7 @@ func newSystem(t *testing.T) *system {
 		t.Fatal("FLOTILLA_BIN and FLOTILLA_SANDBOX must be set (make test sets them)")
 	}
 	dir := t.TempDir()
-	srv, err := natsbus.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "nats"))
+	srv, err := natsbus.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "nats"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,9 +152,10 @@ func expand(typ string) []string {
 
 // subjectMatches reports whether a consumer's filter subject matches a
 // catalogue subject pattern, whose <key> stands for four tokens and any
-// other <...> for one.
+// other <...> for one; a filter naming a token literally (a kind, say)
+// matches the placeholder there.
 func subjectMatches(filter, pattern string) bool {
-	pattern = strings.ReplaceAll(pattern, "<key>", "ns.group.Kind.name")
+	pattern = strings.ReplaceAll(pattern, "<key>", "<ns>.<group>.<Kind>.<name>")
 	pt := strings.Split(pattern, ".")
 	for i, f := range strings.Split(filter, ".") {
 		switch {
@@ -162,7 +163,7 @@ func subjectMatches(filter, pattern string) bool {
 			return i < len(pt)
 		case i >= len(pt):
 			return false
-		case f != "*" && f != pt[i]:
+		case f != "*" && f != pt[i] && !strings.HasPrefix(pt[i], "<"):
 			return false
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // closed when the test ends.
 func Server(t testing.TB) (string, *natsbus.Bus) {
 	t.Helper()
-	srv, err := natsbus.StartEmbedded("127.0.0.1:0", t.TempDir())
+	srv, err := natsbus.StartEmbedded("127.0.0.1:0", t.TempDir(), nil)
 	if err != nil {
 		t.Fatalf("embedded nats: %v", err)
 	}

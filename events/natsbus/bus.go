@@ -26,6 +26,7 @@ type Bus struct {
 	log     *zap.Logger
 	metrics *Metrics
 	streams []events.StreamSpec
+	auth    *connAuth
 
 	// Deferred publishing (PublishDeferred): pubMu makes the order in which
 	// deferred events are numbered the order in which they leave; latest
@@ -60,6 +61,9 @@ type Options struct {
 	// StreamReplicas is how many copies of each stream EnsureStreams keeps
 	// (0: 3 when the server's cluster has three or more nodes, else 1).
 	StreamReplicas int
+	// Credentials is a credentials file (user JWT and seed); "": connect
+	// without (a server with authentication off).
+	Credentials string
 }
 
 // Connect dials NATS at url, or at any of a cluster's comma-separated
@@ -73,9 +77,13 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 		o.ConnectTimeout = 5 * time.Second
 	}
 	log := o.Log
-	nc, err := nats.Connect(url, connectOptions(o)...)
+	authOpts, auth, err := authOptions(o)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w (is `flotilla up` running? set --nats-url or FLOTILLA_NATS_URL)", url, err)
+		return nil, err
+	}
+	nc, err := nats.Connect(url, append(authOpts, connectOptions(o)...)...)
+	if err != nil {
+		return nil, auth.connectError(url, err)
 	}
 	js, err := jetstream.New(nc, jetstream.WithPublishAsyncTimeout(asyncAckTimeout), jetstream.WithPublishAsyncMaxPending(maxAsyncPending))
 	if err != nil {
@@ -89,7 +97,7 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if replicas <= 0 {
 		replicas = clusterReplicas(nc)
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, latest: map[string]uint64{}, replicas: replicas}, nil
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, latest: map[string]uint64{}, replicas: replicas}, nil
 }
 
 // Connection liveness: a server that answers no PING for

@@ -11,7 +11,7 @@ import (
 )
 
 func TestARetryNeverPutsAnOlderEventOverANewerOneOnItsSubject(t *testing.T) {
-	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir())
+	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,8 +17,9 @@ type Embedded struct {
 }
 
 // StartEmbedded runs nats-server in this process, listening on listen
-// ("127.0.0.1:4222"; port 0 picks a free one) with JetStream data in dataDir.
-func StartEmbedded(listen, dataDir string) (*Embedded, error) {
+// ("127.0.0.1:4222"; port 0 picks a free one) with JetStream data in dataDir,
+// with authentication by auth's operator (nil: none, anyone may connect).
+func StartEmbedded(listen, dataDir string, auth *Authority) (*Embedded, error) {
 	host, portStr, err := net.SplitHostPort(listen)
 	if err != nil {
 		return nil, fmt.Errorf("--listen %q: %w", listen, err)
@@ -38,6 +39,9 @@ func StartEmbedded(listen, dataDir string) (*Embedded, error) {
 		StoreDir:   dataDir,
 		NoSigs:     true,
 		MaxPayload: events.MaxPayload,
+	}
+	if err := secure(opts, auth); err != nil {
+		return nil, err
 	}
 	srv, err := server.NewServer(opts)
 	if err != nil {

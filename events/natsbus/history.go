@@ -82,7 +82,9 @@ func (b *Bus) readOnce(ctx context.Context, stream string, cfg jetstream.Consume
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", stream, err)
 	}
-	defer func() { _ = b.js.DeleteConsumer(context.WithoutCancel(ctx), stream, c.CachedInfo().Name) }()
+	if !b.auth.id.Restricted { // else it may not: the consumer expires when idle
+		defer func() { _ = b.js.DeleteConsumer(context.WithoutCancel(ctx), stream, c.CachedInfo().Name) }()
+	}
 	pending := c.CachedInfo().NumPending
 	out := make([]Message, 0, pending)
 	for uint64(len(out)) < pending {

@@ -20,7 +20,7 @@ import (
 // long after the crash the successor had handled every event.
 func crashAndRecover(tb testing.TB, spec ConsumerSpec, n int, work time.Duration) time.Duration {
 	tb.Helper()
-	srv, err := StartEmbedded("127.0.0.1:0", tb.TempDir())
+	srv, err := StartEmbedded("127.0.0.1:0", tb.TempDir(), nil)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func TestAFullStreamKeepsEveryCurrentRow(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
 			spec := events.StreamSpec{Name: "ROWS", Subjects: []string{"rows.>"}, MaxPerSubject: 5, MaxBytes: 32 << 10, Log: tt.log}
-			srv, err := natsbus.StartEmbedded("127.0.0.1:0", t.TempDir())
+			srv, err := natsbus.StartEmbedded("127.0.0.1:0", t.TempDir(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}

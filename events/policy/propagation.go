@@ -50,9 +50,12 @@ type SuspendClusters struct {
 	ClusterNames []string `json:"clusterNames,omitempty"`
 }
 
-// SchedulePriority orders scheduling.
+// SchedulePriority orders scheduling: the template's priority is the value
+// of the PriorityClass it names (reference features §2).
 type SchedulePriority struct {
-	PriorityClassSource string `json:"priorityClassSource,omitempty"`
+	// PriorityClassSource: only KubePriorityClass (a scheduling.k8s.io/v1
+	// PriorityClass) is implemented, as in Karmada v1.19.
+	PriorityClassSource string `json:"priorityClassSource"`
 	PriorityClassName   string `json:"priorityClassName"`
 }
 
@@ -111,6 +114,9 @@ type Placement struct {
 	ClusterTolerations []corev1.Toleration        `json:"clusterTolerations,omitempty"`
 	SpreadConstraints  []SpreadConstraint         `json:"spreadConstraints,omitempty"`
 	ReplicaScheduling  *ReplicaSchedulingStrategy `json:"replicaScheduling,omitempty"`
+	// WorkloadAffinity groups workloads by a label (Karmada v1.17; reference
+	// features §1): together in one cluster, or each in its own.
+	WorkloadAffinity *WorkloadAffinity `json:"workloadAffinity,omitempty"`
 
 	// Flotilla extension (seed 002 nests failover under placement); merged
 	// into spec.failover with a warning.

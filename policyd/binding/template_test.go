@@ -40,7 +40,7 @@ func TestACompactedTemplateAnswersAsTheFullOne(t *testing.T) {
 	if len(d1) != 3 || !reflect.DeepEqual(d1, d2) {
 		t.Errorf("dependencies: %v vs %v", d1, d2)
 	}
-	if diff := cmp.Diff(bindingJSON(t, Build(full, nil, nil)), bindingJSON(t, Build(small, nil, nil))); diff != "" {
+	if diff := cmp.Diff(bindingJSON(t, Build(full, nil, nil, nil)), bindingJSON(t, Build(small, nil, nil, nil))); diff != "" {
 		t.Errorf("bindings differ (-full +compacted):\n%s", diff)
 	}
 }
@@ -81,7 +81,7 @@ func TestWorkloadReadsTheReplicaFieldTheRendererWrites(t *testing.T) {
 			if got, _ := tpl.Workload(); got != tc.wantReplicas {
 				t.Errorf("replicas %d, want %d", got, tc.wantReplicas)
 			}
-			if got := Build(tpl, nil, nil).Replicas; got != tc.wantReplicas {
+			if got := Build(tpl, nil, nil, nil).Replicas; got != tc.wantReplicas {
 				t.Errorf("binding replicas %d, want %d", got, tc.wantReplicas)
 			}
 		})

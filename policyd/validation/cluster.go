@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/flotilla-io/flotilla/events/policy"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 )
@@ -72,6 +73,14 @@ type bindingSpec struct {
 	Clusters              []bindingTarget        `json:"clusters,omitempty"`
 	RescheduleTriggeredAt *metav1.Time           `json:"rescheduleTriggeredAt,omitempty"`
 	GracefulEvictionTasks []gracefulEvictionTask `json:"gracefulEvictionTasks,omitempty"`
+	// Read as placed workloads (peers, quota usage) by flotilla simulate.
+	ReplicaRequirements    *bindingRequirements           `json:"replicaRequirements,omitempty"`
+	Components             []policy.Component             `json:"components,omitempty"`
+	WorkloadAffinityGroups *policy.WorkloadAffinityGroups `json:"workloadAffinityGroups,omitempty"`
+}
+
+type bindingRequirements struct {
+	ResourceRequest corev1.ResourceList `json:"resourceRequest,omitempty"`
 }
 
 type bindingResource struct {
@@ -110,6 +119,9 @@ var openTypes = map[reflect.Type]bool{
 	reflect.TypeFor[bindingResource]():      true,
 	reflect.TypeFor[gracefulEvictionTask](): true,
 	reflect.TypeFor[bindingStatus]():        true,
+	// nodeClaim, namespace, priorityClassName: accepted, not read.
+	reflect.TypeFor[bindingRequirements]():          true,
+	reflect.TypeFor[policy.ComponentRequirements](): true,
 }
 
 func checkBinding(obj map[string]any, rep *report) {

@@ -150,6 +150,7 @@ const (
 	classOverride                     // (Cluster)OverridePolicy
 	classCluster                      // cluster.karmada.io Cluster
 	classBinding                      // work.karmada.io (Cluster)ResourceBinding, leniently
+	classQuota                        // policy.karmada.io FederatedResourceQuota
 )
 
 type kindInfo struct {
@@ -176,7 +177,7 @@ func resolveKind(apiVersion, kind string) (info kindInfo, field, reason string) 
 	}
 	switch gv.Group {
 	case groupPolicy:
-		kinds := []string{policy.KindPropagationPolicy, policy.KindClusterPropagationPolicy, policy.KindOverridePolicy, policy.KindClusterOverridePolicy}
+		kinds := []string{policy.KindPropagationPolicy, policy.KindClusterPropagationPolicy, policy.KindOverridePolicy, policy.KindClusterOverridePolicy, policy.KindFederatedResourceQuota}
 		if apiVersion != policy.PolicyAPIVersion {
 			return kindInfo{}, "apiVersion", fmt.Sprintf("unsupported value %q: must be %s", apiVersion, policy.PolicyAPIVersion)
 		}
@@ -189,6 +190,8 @@ func resolveKind(apiVersion, kind string) (info kindInfo, field, reason string) 
 			return kindInfo{classOverride, reflect.TypeFor[policy.OverridePolicy](), true}, "", ""
 		case policy.KindClusterOverridePolicy:
 			return kindInfo{classOverride, reflect.TypeFor[policy.OverridePolicy](), false}, "", ""
+		case policy.KindFederatedResourceQuota:
+			return kindInfo{classQuota, reflect.TypeFor[policy.FederatedResourceQuota](), true}, "", ""
 		}
 		return kindInfo{}, "kind", unsupportedKind(kind, apiVersion, kinds)
 	case groupCluster:

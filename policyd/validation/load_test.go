@@ -200,8 +200,8 @@ metadata: {name: b, labels: {x: 1}}
 		},
 		{
 			name: "a Karmada kind Flotilla does not support is refused",
-			src:  "apiVersion: policy.karmada.io/v1alpha1\nkind: FederatedResourceQuota\nmetadata: {name: q}\n",
-			errs: []want{{1, 2, "kind", `unsupported value "FederatedResourceQuota"`}},
+			src:  "apiVersion: policy.karmada.io/v1alpha1\nkind: ResourceInterpreterWebhookConfiguration\nmetadata: {name: q}\n",
+			errs: []want{{1, 2, "kind", `unsupported value "ResourceInterpreterWebhookConfiguration"`}},
 		},
 		{
 			name: "a bad quantity is reported at its path",

@@ -39,7 +39,10 @@ func checkPropagation(obj map[string]any, ns string, namespaced bool, rep *repor
 	rep.enum("spec.conflictResolution", s.ConflictResolution, "Abort", "Overwrite")
 	rep.enum("spec.activationPreference", s.ActivationPreference, "Lazy")
 	if sp := s.SchedulePriority; sp != nil {
-		rep.enum("spec.schedulePriority.priorityClassSource", sp.PriorityClassSource, "KubePriorityClass")
+		if sp.PriorityClassSource == "" {
+			rep.required("spec.schedulePriority.priorityClassSource")
+		}
+		rep.enum("spec.schedulePriority.priorityClassSource", sp.PriorityClassSource, policy.PriorityClassSourceKube)
 		if sp.PriorityClassName == "" {
 			rep.required("spec.schedulePriority.priorityClassName")
 		}
@@ -198,6 +201,7 @@ func checkPlacement(pl *policy.Placement, p string, rep *report) {
 		checkToleration(t, idx(p+".clusterTolerations", i), rep)
 	}
 	checkSpread(pl.SpreadConstraints, p+".spreadConstraints", rep)
+	checkWorkloadAffinity(pl.WorkloadAffinity, p+".workloadAffinity", rep)
 	if rs := pl.ReplicaScheduling; rs != nil {
 		checkReplicaScheduling(rs, p+".replicaScheduling", rep)
 	}
@@ -358,5 +362,33 @@ func checkStatePreservation(sp *policy.StatePreservation, p string, rep *report)
 		if r.JSONPath == "" {
 			rep.required(rp + ".jsonPath")
 		}
+	}
+}
+
+// checkWorkloadAffinity applies Karmada's ValidateWorkloadAffinity
+// (reference features §1.1): each groupByLabelKey is a label key, and the
+// two terms do not group by the same one. Webhook rules, refused as errors
+// all the same: a bad key would silently group nothing.
+func checkWorkloadAffinity(wa *policy.WorkloadAffinity, p string, rep *report) {
+	if wa == nil {
+		return
+	}
+	for _, t := range []struct {
+		path string
+		term *policy.WorkloadAffinityTerm
+	}{{p + ".affinity.groupByLabelKey", wa.Affinity}, {p + ".antiAffinity.groupByLabelKey", wa.AntiAffinity}} {
+		if t.term == nil {
+			continue
+		}
+		if t.term.GroupByLabelKey == "" {
+			rep.required(t.path)
+			continue
+		}
+		for _, msg := range kvalidation.IsQualifiedName(t.term.GroupByLabelKey) {
+			rep.errorf(t.path, "invalid value %q: %s", t.term.GroupByLabelKey, msg)
+		}
+	}
+	if wa.Affinity != nil && wa.AntiAffinity != nil && wa.Affinity.GroupByLabelKey != "" && wa.Affinity.GroupByLabelKey == wa.AntiAffinity.GroupByLabelKey {
+		rep.errorf(p, "affinity and antiAffinity must not use the same groupByLabelKey")
 	}
 }

@@ -111,6 +111,8 @@ func validateTree(root *strictyaml.Node, docLine int) (Document, *report) {
 		checkCluster(obj, rep)
 	case classBinding:
 		checkBinding(obj, rep)
+	case classQuota:
+		checkQuota(obj, doc.Name, rep)
 	case classBuiltin:
 		checkBuiltin(obj, doc.APIVersion, doc.Kind, rep)
 	}

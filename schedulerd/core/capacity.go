@@ -5,7 +5,6 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/schedulerd/framework"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // estimator is Karmada's built-in general estimator (reference §2.6): how
@@ -54,9 +53,4 @@ func (e *estimator) freeOf(c *framework.ClusterInfo) int64 {
 		return e.desired
 	}
 	return n
-}
-
-// free is freeOf for a bare resource summary.
-func (e *estimator) free(alloc, allocated, allocating corev1.ResourceList) int64 {
-	return e.freeOf(&framework.ClusterInfo{Allocatable: alloc, Allocated: allocated, Allocating: allocating})
 }

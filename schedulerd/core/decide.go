@@ -33,6 +33,9 @@ type DecideInput struct {
 	Fresh bool
 	// Now stamps the decision (DecidedAt, in UTC).
 	Now time.Time
+	// Peers are the placements of the binding's workload affinity peers
+	// (Groups.Peers); nil when it has no group.
+	Peers *framework.WorkloadPeers
 }
 
 // Decide places in.Binding and returns the decision as a placement, all
@@ -51,13 +54,18 @@ type DecideInput struct {
 //     previous clusters (without the evicted ones) are kept, as Karmada
 //     keeps the current result (reference §1.2).
 //   - A failed decision keeps the previous clusterAffinities term.
+//   - A binding whose schedule priority could not be read (PriorityError:
+//     its PriorityClass is missing) is not scheduled: the placement says
+//     why and keeps the previous clusters (none for a new template), as
+//     Karmada neither creates nor updates such a binding (reference
+//     features §2.2).
 //
 // Decide is pure: the same input gives the same decision. It is safe for
 // concurrent use as Schedule is.
 func (s *Scheduler) Decide(in DecideInput) events.PlacementDecision {
 	last := in.Previous
 	evs := in.Evictions
-	sin := Input{Binding: in.Binding, Snapshot: in.Snapshot, Fresh: in.Fresh}
+	sin := Input{Binding: in.Binding, Snapshot: in.Snapshot, Fresh: in.Fresh, Peers: in.Peers}
 	if last != nil {
 		if evs == nil {
 			evs = last.Evictions
@@ -72,7 +80,12 @@ func (s *Scheduler) Decide(in DecideInput) events.PlacementDecision {
 	} else {
 		evs = nil
 	}
-	res := s.Schedule(sin)
+	var res Result
+	if e := in.Binding.PriorityError; e != "" {
+		res = Result{Error: e}
+	} else {
+		res = s.Schedule(sin)
+	}
 	b := &in.Binding
 	p := events.PlacementDecision{
 		Key: b.Key, Generation: b.Generation, BindingRevision: b.Revision, Scheduled: res.Scheduled, Clusters: res.Clusters,

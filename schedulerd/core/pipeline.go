@@ -93,10 +93,8 @@ func (s *Scheduler) filter(req *framework.Request, sc *scratch, res *Result) []*
 	failed := sc.failed[:0]
 	for i, c := range view {
 		rs := reasons[i]
-		if failedPrepare != nil {
-			for _, r := range failedPrepare {
-				rs = addReason(rs, []string{r})
-			}
+		for _, r := range failedPrepare {
+			rs = addReason(rs, []string{r})
 		}
 		if len(rs) == 0 {
 			feasible = append(feasible, c)

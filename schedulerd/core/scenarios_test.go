@@ -50,7 +50,7 @@ type clusterFacts struct {
 func scenarios() []scenario {
 	seed := func(dir, file string) string { return filepath.Join(examples, dir, file) }
 	local := func(dir, file string) string { return filepath.Join(scenarioDir, dir, file) }
-	return []scenario{
+	return append([]scenario{
 		{
 			name: "seed 000's my-app with 6 replicas goes 3 to cluster1, 2 to cluster2 and 1 to cluster3",
 			dir:  "seed000-my-app",
@@ -166,7 +166,7 @@ func scenarios() []scenario {
 				manifestReplicas(t, d)
 			},
 		},
-	}
+	}, featureScenarios()...)
 }
 
 // TestScenarios runs each seed scenario through simulate (policyd's claim,

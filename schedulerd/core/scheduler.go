@@ -45,6 +45,9 @@ type Input struct {
 	// ObservedAffinity is the clusterAffinities term the binding was last
 	// scheduled with ("" = the first term); ignored without clusterAffinities.
 	ObservedAffinity string
+	// Peers are the placements of the binding's workload affinity peers
+	// (Groups.Peers); nil when it has no group.
+	Peers *framework.WorkloadPeers
 }
 
 // Result is one scheduling decision, with the reasons behind it.
@@ -304,6 +307,7 @@ func newRequest(in *Input, pl *policy.Placement, term int) *framework.Request {
 		Snapshot:  in.Snapshot,
 		Placement: pl,
 		Workload:  b.Replicas > 0 || len(b.ReplicaRequirements) > 0,
+		Peers:     in.Peers,
 	}
 	switch {
 	case pl.ClusterAffinity != nil:

@@ -206,14 +206,15 @@ func TestCapacityEstimate(t *testing.T) {
 			if tt.alloc != "" {
 				alloc = q(tt.alloc)
 			}
-			if got := e.free(alloc, q(tt.allocated), q(tt.allocating)); got != tt.want {
+			c := framework.ClusterInfo{Allocatable: alloc, Allocated: q(tt.allocated), Allocating: q(tt.allocating)}
+			if got := e.freeOf(&c); got != tt.want {
 				t.Errorf("want %d, got %d", tt.want, got)
 			}
 		})
 	}
 	t.Run("a workload without requests is bounded by free pods only", func(t *testing.T) {
 		e := newEstimator(&events.Binding{Replicas: 3}, true)
-		if got := e.free(q("pods=20"), q("pods=5"), nil); got != 15 {
+		if got := e.freeOf(&framework.ClusterInfo{Allocatable: q("pods=20"), Allocated: q("pods=5")}); got != 15 {
 			t.Errorf("want 15, got %d", got)
 		}
 	})

@@ -33,6 +33,9 @@ type Request struct {
 	Previous map[string]int32
 	// Evicted holds the clusters with graceful eviction tasks for this binding.
 	Evicted map[string]struct{}
+	// Peers are the placements of the binding's workload affinity and
+	// anti-affinity peers; nil when it has no group.
+	Peers *WorkloadPeers
 
 	state []stateEntry
 }

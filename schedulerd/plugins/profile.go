@@ -13,6 +13,8 @@ import (
 	"github.com/flotilla-io/flotilla/schedulerd/plugins/preferredaffinity"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins/spreadconstraint"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins/tainttoleration"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/workloadaffinity"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins/workloadantiaffinity"
 )
 
 // DefaultProfile is Flotilla's plugin set.
@@ -23,8 +25,11 @@ import (
 // users get wrong most and rules out most clusters; TaintToleration next
 // (cluster health reaches the scheduler as taints); then the
 // resource-dependent APIEnablement, the spread field check and the eviction
-// check. This is also Karmada's registry order minus the feature-gated
-// workload (anti-)affinity plugins.
+// check, then the workload affinity and anti-affinity filters (Karmada's
+// feature-gated pair; they skip every binding without a group). This is
+// Karmada's registry order. Karmada stops at a cluster's first failing
+// filter, in map order (reference features §1.3 rule 8); Flotilla records
+// every failure, in this order, so the diagnosis is deterministic.
 //
 // Scores are summed, so their order changes no result; they are listed from
 // the strongest habit to the most situational: ClusterLocality (100 for
@@ -44,6 +49,8 @@ func DefaultProfile() framework.Profile {
 			apienablement.New(),
 			spreadconstraint.New(),
 			clustereviction.New(),
+			workloadaffinity.New(),
+			workloadantiaffinity.New(),
 		},
 		Scores: []framework.ScorePlugin{
 			clusterlocality.New(),

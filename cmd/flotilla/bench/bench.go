@@ -234,7 +234,7 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 	}
 	res.Machine.DataDir = dir
 
-	srv, err := natsbus.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "jetstream"))
+	srv, err := natsbus.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "jetstream"), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+// credentialsEnv names the credentials file every command uses when
+// --creds is not given.
+const credentialsEnv = "FLOTILLA_CREDS"
+
+// registryDir is where `flotilla up` registers its admin credentials for
+// its client URL, under the user's config directory (XDG_CONFIG_HOME).
+func registryDir() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "flotilla", "credentials"), nil
+}
+
+// registeredPath is the file that holds the credentials registered for a
+// NATS URL: <host>_<port>.creds.
+func registeredPath(natsURL string) (string, error) {
+	u, err := url.Parse(strings.TrimSpace(natsURL))
+	if err != nil || u.Host == "" {
+		return "", fmt.Errorf("NATS URL %q: not a URL", natsURL)
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = "4222"
+	}
+	dir, err := registryDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, host+"_"+port+".creds"), nil
+}
+
+// credentials is the credentials file a command connects with: --creds or
+// FLOTILLA_CREDS, else the file registered for the first URL of --nats-url
+// that has one, else none (a server with authentication off).
+func (g *globals) credentials() string {
+	if g.creds != "" {
+		return g.creds
+	}
+	for _, u := range strings.Split(g.natsURL, ",") {
+		if p, err := registeredPath(u); err == nil {
+			if _, err := os.Stat(p); err == nil {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// register makes creds the credentials of natsURL for every later command
+// of this user, and returns where it put them.
+func register(natsURL string, creds []byte) (string, error) {
+	p, err := registeredPath(natsURL)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return "", err
+	}
+	return p, writeSecret(p, creds)
+}
+
+// unregister removes the credentials registered for natsURL (an insecure
+// server took its port: stale credentials would only mislead).
+func unregister(natsURL string) {
+	if p, err := registeredPath(natsURL); err == nil {
+		_ = os.Remove(p)
+	}
+}
+
+// writeSecret writes a credentials file, readable by its owner only, by
+// renaming a complete file into place.
+func writeSecret(path string, raw []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, raw, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// refusedDuring runs fn and returns its error, or the bus's first refusal
+// as soon as it arrives: a permission violation reaches the connection
+// asynchronously while fn waits for a reply that will never come.
+func refusedDuring(verb string, bus *natsbus.Bus, fn func() error) error {
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case err := <-bus.Refused():
+		return fmt.Errorf("flotilla %s: %w", verb, err)
+	}
+}
+
+func newCreds(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "creds",
+		Short: "Issue and revoke credentials for the bus (needs admin credentials)",
+		Long: `Issue and revoke the credentials daemons, users and external systems connect
+with. The running system signs them (flotilla up serves the requests): only
+admin credentials and the URL are needed, not the data directory.
+
+Roles: ` + strings.Join(roleNames(), ", ") + `. docs/security.md says what each may do.`,
+	}
+	c.AddCommand(newCredsIssue(g), newCredsRevoke(g))
+	return c
+}
+
+func newCredsIssue(g *globals) *cobra.Command {
+	var req natsbus.IssueRequest
+	var out string
+	c := &cobra.Command{
+		Use:     "issue ROLE NAME -o FILE",
+		Short:   "Issue a credentials file for ROLE, named NAME",
+		Example: "  flotilla creds issue publisher ci -o ci.creds\n  flotilla creds issue publisher team-a --namespace team-a -o team-a.creds\n  flotilla creds issue executord exec-cluster1 --cluster cluster1 -o exec1.creds",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.Role, req.Name = args[0], args[1]
+			if _, err := roleGrant(req); err != nil {
+				return err
+			}
+			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
+				raw, err := bus.IssueCredentials(cmd.Context(), req)
+				if err != nil {
+					return err
+				}
+				if err := writeSecret(out, raw); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "issued %s credential %q to %s\n", req.Role, req.Name, out)
+				return nil
+			})
+		},
+	}
+	c.Flags().StringVarP(&out, "output", "o", "", "credentials file to write (mode 0600)")
+	c.Flags().StringVar(&req.Cluster, "cluster", "", "executord: serve only this member cluster")
+	c.Flags().StringVar(&req.Namespace, "namespace", "", "publisher: publish only this namespace's objects")
+	_ = c.MarkFlagRequired("output")
+	return c
+}
+
+func newCredsRevoke(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Revoke every credential issued as NAME, open connections included",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
+				n, err := bus.RevokeCredentials(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "revoked %q (%d key(s)); its connections are closed\n", args[0], n)
+				return nil
+			})
+		},
+	}
+}

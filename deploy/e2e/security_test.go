@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+// myAppApplied is seed 000's my-app Deployment as the CloudEvent an
+// external system publishes (flotilla publish).
+const myAppApplied = `{"specversion":"1.0","type":"io.flotilla.object.applied.v1","source":"/ci","id":"ci-my-app-1",
+ "datacontenttype":"application/json","data":{"apiVersion":"apps/v1","kind":"Deployment",
+ "metadata":{"name":"my-app","namespace":"default","labels":{"app":"my-app"}},
+ "spec":{"replicas":6,"selector":{"matchLabels":{"app":"my-app"}},
+  "template":{"metadata":{"labels":{"app":"my-app"}},"spec":{"containers":[{"name":"web","image":"nginx:1.25.3","ports":[{"containerPort":80}]}]}}}}}`
+
+// notAnInput is a daemon's event type sent where only input belongs.
+const notAnInput = `{"specversion":"1.0","type":"io.flotilla.placement.decided.v1","source":"/ci","id":"ci-forged-1",
+ "datacontenttype":"application/json","data":{"key":{"kind":"Deployment","namespace":"default","name":"my-app"}}}`
+
+// refusedWithin runs a client command that must be refused: a non-zero
+// exit within a few seconds, its error naming the role, the verb and the
+// subject.
+func (s *system) refusedWithin(d time.Duration, role, verb, subject string, args ...string) {
+	s.t.Helper()
+	start := time.Now()
+	out, errs, code := s.cli(args...)
+	took := time.Since(start)
+	if code == 0 {
+		s.t.Errorf("flotilla %s: exit 0, want a refusal\nstdout: %s", strings.Join(args, " "), out)
+		return
+	}
+	if took > d {
+		s.t.Errorf("flotilla %s: refused after %s, want within %s", strings.Join(args, " "), took.Round(time.Millisecond), d)
+	}
+	for _, want := range []string{"(role " + role + ")", verb, subject} {
+		if !strings.Contains(errs, want) {
+			s.t.Errorf("flotilla %s: stderr does not name %q:\n%s", strings.Join(args, " "), want, errs)
+		}
+	}
+}
+
+// TestAuthenticatedUpRefusesStrangersAndHoldsEachRoleToItsGrant runs
+// `flotilla up` with authentication on (its four daemons each on its own
+// role's credentials) and the three sandbox members: a connection without
+// credentials is refused; a publisher's template is placed 3/2/1 (seed
+// 000), while the publisher cannot read placements, list clusters, or write
+// a placement or a binding, and a daemon's event type it sends as input is
+// dead-lettered; a viewer reads work and cannot apply; a revoked credential
+// loses its open connection and cannot connect again.
+func TestAuthenticatedUpRefusesStrangersAndHoldsEachRoleToItsGrant(t *testing.T) {
+	s := newSystem(t)
+	s.cleanMembers("default", []string{"my-app"}, []string{"my-app"})
+	dataDir, listen := filepath.Join(s.dir, "up"), freeAddr(t)
+	s.natsURL = "nats://" + listen
+	s.startUp(dataDir, listen, 1)
+	ctx := context.Background()
+
+	_, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{Name: "stranger"})
+	var refusal *natsbus.Refusal
+	if !errors.As(err, &refusal) {
+		t.Errorf("a connection without credentials: %v, want refused", err)
+	}
+
+	// The admin credentials up registered serve plain commands.
+	s.joinAll()
+	s.mustCLI("apply", "-f", filepath.Join(seed000, "propagation-policy.yaml"), "-f", filepath.Join(seed000, "override-policy.yaml"))
+	publisher, viewer := filepath.Join(s.dir, "ci.creds"), filepath.Join(s.dir, "dash.creds")
+	s.mustCLI("creds", "issue", "publisher", "ci", "-o", publisher)
+	s.mustCLI("creds", "issue", "viewer", "dash", "-o", viewer)
+
+	out := s.mustCLI("--creds", publisher, "publish", "-f", s.write("my-app.json", myAppApplied))
+	if !strings.Contains(out, "published io.flotilla.object.applied.v1") {
+		t.Errorf("publish: %s", out)
+	}
+	s.expectReplicas(map[string]int32{"cluster1": 3, "cluster2": 2, "cluster3": 1},
+		map[string]string{"cluster1": "registry.beijing.example.com/nginx:1.25.3", "cluster2": "registry.shanghai.example.com/nginx:1.25.3", "cluster3": "nginx:1.25.3"})
+
+	const within = 5 * time.Second
+	s.refusedWithin(within, "publisher", "may not publish to", "FLOTILLA_PLACEMENT", "--creds", publisher, "replay", "--since", "1h", "--stream", "FLOTILLA_PLACEMENT")
+	s.refusedWithin(within, "publisher", "may not publish to", "FLOTILLA_POLICY", "--creds", publisher, "get", "clusters")
+	forged := s.write("forged.json", notAnInput)
+	for _, subject := range []string{"flotilla.placement.x", "flotilla.binding.x"} {
+		s.refusedWithin(within, "publisher", "may not publish to", subject, "--creds", publisher, "publish", "-f", forged, "--subject", subject)
+	}
+	s.mustCLI("--creds", publisher, "publish", "-f", forged)
+	eventually(t, 30*time.Second, "the forged input dead-lettered with the reason", func() error {
+		if out := s.mustCLI("get", "deadletters"); !strings.Contains(out, "unknown event type") {
+			return fmt.Errorf("get deadletters:\n%s", out)
+		}
+		return nil
+	})
+
+	if out := s.mustCLI("--creds", viewer, "get", "work"); strings.Count(out, "my-app") < 3 {
+		t.Errorf("viewer's get work:\n%s", out)
+	}
+	s.refusedWithin(within, "viewer", "may not publish to", "flotilla.input.", "--creds", viewer, "apply", "-f", filepath.Join(seed000, "my-app.yaml"))
+
+	open, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{Name: "ci", Credentials: publisher})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	s.mustCLI("creds", "revoke", "ci")
+	select {
+	case err := <-open.Refused():
+		if !strings.Contains(err.Error(), `credential "ci" (role publisher)`) {
+			t.Errorf("the open connection's refusal: %v", err)
+		}
+	case <-time.After(within):
+		t.Errorf("the revoked credential's open connection still open %s after the revocation", within)
+	}
+	s.refusedWithin(within, "publisher", "may not connect", "revoked", "--creds", publisher, "publish", "-f", s.write("again.json", strings.Replace(myAppApplied, "ci-my-app-1", "ci-my-app-2", 1)))
+}
