@@ -151,18 +151,24 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 		AckWait:        spec.AckWait,
 		MaxAckPending:  1000,
 	}
-	c, err := b.js.Consumer(ctx, spec.Stream, spec.Name)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		c, err = b.js.CreateConsumer(ctx, spec.Stream, cfg)
-		if errors.Is(err, jetstream.ErrConsumerExists) {
-			c, err = b.js.Consumer(ctx, spec.Stream, spec.Name)
+	// Asked again while the cluster cannot answer (its leaders being
+	// elected after a restart): untilAnswered.
+	var c jetstream.Consumer
+	err := b.untilAnswered(ctx, "bind "+spec.Name, transient, func() (err error) {
+		c, err = b.js.Consumer(ctx, spec.Stream, spec.Name)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			c, err = b.js.CreateConsumer(ctx, spec.Stream, cfg)
+			if errors.Is(err, jetstream.ErrConsumerExists) {
+				c, err = b.js.Consumer(ctx, spec.Stream, spec.Name)
+			}
 		}
-	}
-	if err == nil && c.CachedInfo().Config.AckWait != spec.AckWait {
-		update := c.CachedInfo().Config
-		update.AckWait = spec.AckWait
-		c, err = b.js.UpdateConsumer(ctx, spec.Stream, update)
-	}
+		if err == nil && c.CachedInfo().Config.AckWait != spec.AckWait {
+			update := c.CachedInfo().Config
+			update.AckWait = spec.AckWait
+			c, err = b.js.UpdateConsumer(ctx, spec.Stream, update)
+		}
+		return err
+	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("consumer %s: %w", spec.Name, ErrStreamMissing)
 	}
