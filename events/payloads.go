@@ -23,6 +23,9 @@ type ObjectRecord struct {
 	// Role says what policyd takes the object for: template, policy, override, cluster.
 	Role      string    `json:"role"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// CreatedAt: when the object's first generation was accepted; a new
+	// generation keeps it (AGE is the creation time, as kubectl's).
+	CreatedAt time.Time `json:"createdAt,omitzero"`
 }
 
 // Rejection says why policyd refused an object. Every problem carries its
@@ -112,6 +115,9 @@ type Binding struct {
 	// object.accepted (TemplateRecord; DESIGN.md decision 15).
 	Warnings   []string  `json:"warnings,omitempty"`
 	AcceptedAt time.Time `json:"acceptedAt"`
+	// CreatedAt: when the template's first generation was accepted
+	// (ObjectRecord.CreatedAt).
+	CreatedAt time.Time `json:"createdAt,omitzero"`
 
 	// encoded is the JSON this binding was read from (SpecCache.DecodeBinding), written
 	// back as is by MarshalJSON while the binding still holds what was read
@@ -125,27 +131,27 @@ type Binding struct {
 // then: a copy of the binding whose fields were changed since (a field
 // assigned, a slice or map or pointer replaced) is encoded afresh.
 type keptEncoding struct {
-	data                 []byte
-	key                  ObjectKey
-	apiVersion, uid      string
-	generation, revision int64
-	replicas             int32
-	template             *byte
-	templateLen          int
-	requirements         int
-	policy               *PolicyRef
-	spec                 *policy.PropagationSpec
-	overrides            *policy.OverridePolicy
-	overridesLen         int
-	deps                 *Dependency
-	depsLen              int
-	reschedule           *time.Time
-	groups               *policy.WorkloadAffinityGroups
-	priority             int32
-	priorityError        string
-	warnings             *string
-	warningsLen          int
-	acceptedAt           time.Time
+	data                  []byte
+	key                   ObjectKey
+	apiVersion, uid       string
+	generation, revision  int64
+	replicas              int32
+	template              *byte
+	templateLen           int
+	requirements          int
+	policy                *PolicyRef
+	spec                  *policy.PropagationSpec
+	overrides             *policy.OverridePolicy
+	overridesLen          int
+	deps                  *Dependency
+	depsLen               int
+	reschedule            *time.Time
+	groups                *policy.WorkloadAffinityGroups
+	priority              int32
+	priorityError         string
+	warnings              *string
+	warningsLen           int
+	acceptedAt, createdAt time.Time
 }
 
 func keep(data []byte, b *Binding) *keptEncoding {
@@ -154,7 +160,7 @@ func keep(data []byte, b *Binding) *keptEncoding {
 		policy: b.Policy, spec: b.Spec, overrides: unsafe.SliceData(b.Overrides), overridesLen: len(b.Overrides),
 		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt,
 		groups: b.WorkloadAffinityGroups, priority: b.SchedulePriority, priorityError: b.PriorityError,
-		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt}
+		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt, createdAt: b.CreatedAt}
 }
 
 // holds reports whether b still holds what was read with k.data.
@@ -165,14 +171,14 @@ func (k *keptEncoding) holds(b *Binding) bool {
 		k.overrides == unsafe.SliceData(b.Overrides) && k.overridesLen == len(b.Overrides) &&
 		k.deps == unsafe.SliceData(b.Dependencies) && k.depsLen == len(b.Dependencies) && k.reschedule == b.RescheduleRequestedAt &&
 		k.groups == b.WorkloadAffinityGroups && k.priority == b.SchedulePriority && k.priorityError == b.PriorityError &&
-		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt
+		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt && k.createdAt == b.CreatedAt
 }
 
 // TemplateRecord is the accepted record of the template generation b
 // carries: what an object.accepted for it would have said.
 func (b *Binding) TemplateRecord() ObjectRecord {
 	return ObjectRecord{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation, Object: b.Template,
-		Warnings: b.Warnings, Role: RoleTemplate, UpdatedAt: b.AcceptedAt}
+		Warnings: b.Warnings, Role: RoleTemplate, UpdatedAt: b.AcceptedAt, CreatedAt: b.CreatedAt}
 }
 
 // bindingFields is Binding without its methods (the plain encoding).

@@ -108,12 +108,15 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 // decoded a second time.
 func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.ObjectRecord, decoded map[string]any) error {
 	if old, ok := h.st.records[rec.Key]; ok {
-		rec.Generation = old.Generation
+		rec.Generation, rec.CreatedAt = old.Generation, old.CreatedAt
 		if string(old.Object) != string(rec.Object) || old.Role != rec.Role {
 			rec.Generation++
 		} else {
 			rec.UpdatedAt = old.UpdatedAt
 		}
+	}
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = rec.UpdatedAt
 	}
 	if rec.Role == events.RoleTemplate {
 		return h.acceptTemplate(ctx, cause, rec, decoded)

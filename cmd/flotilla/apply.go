@@ -26,6 +26,7 @@ const cliSource = "/flotilla-cli"
 func newApply(g *globals) *cobra.Command {
 	var files []string
 	var timeout time.Duration
+	var allowUnknown bool
 	c := &cobra.Command{
 		Use:   "apply -f FILE|DIR|- [-f ...]",
 		Short: "Apply resource templates, policies and Cluster objects",
@@ -63,12 +64,13 @@ Exit status:
 			}
 			ctx := cmd.Context()
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
-				return applyDocs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, res.Docs, timeout)
+				return applyDocs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, res.Docs, timeout, allowUnknown)
 			})
 		},
 	}
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
+	c.Flags().BoolVar(&allowUnknown, "allow-unknown-kinds", false, "apply templates of kinds Flotilla does not know (custom resources)")
 	_ = c.MarkFlagRequired("filename")
 	return c
 }
@@ -77,7 +79,7 @@ Exit status:
 func load(cmd *cobra.Command, files []string) (validation.Result, error) {
 	res := validation.Load(files, cmd.InOrStdin())
 	for _, w := range res.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", validation.Format(w))
+		fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", validation.Format(w))
 	}
 	if len(res.Errors) > 0 {
 		for _, e := range res.Errors {
@@ -98,15 +100,31 @@ type outgoing struct {
 	event   events.Event
 	key     events.ObjectKey
 	label   string
+	// verb is what applying it does (created, configured); "" for a deletion.
+	verb string
 }
 
-func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs []validation.Document, timeout time.Duration) error {
+func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs []validation.Document, timeout time.Duration, allowUnknown bool) error {
 	credentials := policy.CredentialSecretsIn(validation.Objects(docs))
+	accepted, err := readPublished(ctx, bus)
+	if err != nil {
+		return err
+	}
+	if err := preflight(ctx, errw, bus, accepted, docs, allowUnknown); err != nil {
+		return err
+	}
 	var msgs []outgoing
 	var key *sealing.Key
 	for _, d := range docs {
 		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
-		if credentials[d.Namespace+"/"+d.Name] && d.Kind == "Secret" && d.APIVersion == "v1" {
+		stripServerFields(d.Object)
+		sealed := credentials[d.Namespace+"/"+d.Name] && d.Kind == "Secret" && d.APIVersion == "v1"
+		verb := classify(accepted, d, sealed)
+		if verb == verbUnchanged {
+			reportUnchanged(out, d)
+			continue
+		}
+		if sealed {
 			if key == nil {
 				var err error
 				if key, err = fetchSealKey(ctx, bus); err != nil {
@@ -121,14 +139,17 @@ func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs 
 			if err != nil {
 				return err
 			}
-			msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name)})
+			msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name), verb})
 			continue
 		}
 		e, err := events.New(events.TypeObjectApplied, cliSource, k.String(), d.Object)
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name)})
+		msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name), verb})
+	}
+	if len(msgs) == 0 {
+		return nil
 	}
 	// Sealed secrets first, so a Cluster finds its credentials.
 	ordered := make([]outgoing, 0, len(msgs))
@@ -231,11 +252,11 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 			case events.TypeBindingChanged:
 				var b events.Binding
 				_ = events.Decode(m.Event, &b)
-				fmt.Fprintf(out, "%s accepted (generation %d)\n", o.label, b.Generation)
+				fmt.Fprintf(out, "%s %s (generation %d)\n", o.label, o.verb, b.Generation)
 			default:
 				var rec events.ObjectRecord
 				_ = events.Decode(m.Event, &rec)
-				fmt.Fprintf(out, "%s accepted (generation %d)\n", o.label, rec.Generation)
+				fmt.Fprintf(out, "%s %s (generation %d)\n", o.label, o.verb, rec.Generation)
 			}
 		case err := <-watching:
 			if err != nil {

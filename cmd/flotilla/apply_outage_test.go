@@ -52,7 +52,7 @@ func TestApplyPublishesAnObjectAgainUntilARestartedNATSStoresIt(t *testing.T) {
 	}()
 	var errw bytes.Buffer
 	start := time.Now()
-	err = publishStored(context.Background(), &errw, bus, outgoing{events.InputSubject(k), e, k, "deployment.apps/web"}, 20*time.Second)
+	err = publishStored(context.Background(), &errw, bus, outgoing{events.InputSubject(k), e, k, "deployment.apps/web", verbCreated}, 20*time.Second)
 	if s := <-restarted; s != nil {
 		t.Cleanup(s.Shutdown)
 	}

@@ -326,6 +326,15 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 				return fmt.Errorf("--data-dir: %w", err)
 			}
 			embedded := embedded(cmd)
+			held := ""
+			if embedded {
+				held = listen
+			}
+			lock, err := holdUp(dataDir, held)
+			if err != nil {
+				return err
+			}
+			defer lock.release()
 			var auth *upAuth
 			if !insecure {
 				if auth, err = loadUpAuth(dataDir, embedded); err != nil {
