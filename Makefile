@@ -5,6 +5,7 @@ GO ?= go
 BIN := bin/flotilla
 
 include deploy/sandbox/sandbox.mk
+include deploy/nats/nats.mk
 
 IMAGE := bin/flotilla-image.tar
 

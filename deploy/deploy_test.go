@@ -476,7 +476,7 @@ func checkDaemon(t *testing.T, d *appsv1.Deployment, needsKey bool) {
 	if sub != d.Name {
 		t.Errorf("runs `flotilla %s`, want `flotilla %s`", sub, d.Name)
 	}
-	for flag, want := range map[string]string{"--nats-url": natsURL, "--metrics-addr": fmt.Sprintf(":%d", metricsPort), "--log-format": "json"} {
+	for flag, want := range map[string]string{"--nats-url": natsURL, "--stream-replicas": "3", "--metrics-addr": fmt.Sprintf(":%d", metricsPort), "--log-format": "json"} {
 		if got, ok := flags[flag]; !ok || got != want {
 			t.Errorf("args: want %s %s, got %q (set: %v)", flag, want, got, ok)
 		}
