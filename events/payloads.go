@@ -26,6 +26,11 @@ type ObjectRecord struct {
 	// CreatedAt: when the object's first generation was accepted; a new
 	// generation keeps it (AGE is the creation time, as kubectl's).
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// InputSequence is the position on FLOTILLA_INPUT of the apply or
+	// deletion policyd made this record from (0: not known). policyd
+	// ignores an input of the object redelivered from before it (DESIGN.md
+	// §4, stale redeliveries), also after a restart, which reads it back.
+	InputSequence uint64 `json:"inputSequence,omitempty"`
 }
 
 // Rejection says why policyd refused an object. Every problem carries its
@@ -118,6 +123,8 @@ type Binding struct {
 	// CreatedAt: when the template's first generation was accepted
 	// (ObjectRecord.CreatedAt).
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// InputSequence completes the record too (ObjectRecord.InputSequence).
+	InputSequence uint64 `json:"inputSequence,omitempty"`
 
 	// encoded is the JSON this binding was read from (SpecCache.DecodeBinding), written
 	// back as is by MarshalJSON while the binding still holds what was read
@@ -152,6 +159,7 @@ type keptEncoding struct {
 	warnings              *string
 	warningsLen           int
 	acceptedAt, createdAt time.Time
+	inputSequence         uint64
 }
 
 func keep(data []byte, b *Binding) *keptEncoding {
@@ -160,7 +168,8 @@ func keep(data []byte, b *Binding) *keptEncoding {
 		policy: b.Policy, spec: b.Spec, overrides: unsafe.SliceData(b.Overrides), overridesLen: len(b.Overrides),
 		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt,
 		groups: b.WorkloadAffinityGroups, priority: b.SchedulePriority, priorityError: b.PriorityError,
-		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt, createdAt: b.CreatedAt}
+		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt, createdAt: b.CreatedAt,
+		inputSequence: b.InputSequence}
 }
 
 // holds reports whether b still holds what was read with k.data.
@@ -171,14 +180,15 @@ func (k *keptEncoding) holds(b *Binding) bool {
 		k.overrides == unsafe.SliceData(b.Overrides) && k.overridesLen == len(b.Overrides) &&
 		k.deps == unsafe.SliceData(b.Dependencies) && k.depsLen == len(b.Dependencies) && k.reschedule == b.RescheduleRequestedAt &&
 		k.groups == b.WorkloadAffinityGroups && k.priority == b.SchedulePriority && k.priorityError == b.PriorityError &&
-		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt && k.createdAt == b.CreatedAt
+		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt && k.createdAt == b.CreatedAt &&
+		k.inputSequence == b.InputSequence
 }
 
 // TemplateRecord is the accepted record of the template generation b
 // carries: what an object.accepted for it would have said.
 func (b *Binding) TemplateRecord() ObjectRecord {
 	return ObjectRecord{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation, Object: b.Template,
-		Warnings: b.Warnings, Role: RoleTemplate, UpdatedAt: b.AcceptedAt, CreatedAt: b.CreatedAt}
+		Warnings: b.Warnings, Role: RoleTemplate, UpdatedAt: b.AcceptedAt, CreatedAt: b.CreatedAt, InputSequence: b.InputSequence}
 }
 
 // bindingFields is Binding without its methods (the plain encoding).
