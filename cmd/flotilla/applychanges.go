@@ -53,6 +53,16 @@ func classify(p readmodel.Published, d validation.Document, sealed bool) string 
 	return verbConfigured
 }
 
+// definedKind returns "group/Kind" of the custom resource a
+// CustomResourceDefinition defines (spec.group, spec.names.kind).
+func definedKind(crd map[string]any) (string, bool) {
+	spec, _ := crd["spec"].(map[string]any)
+	names, _ := spec["names"].(map[string]any)
+	group, _ := spec["group"].(string)
+	kind, _ := names["kind"].(string)
+	return group + "/" + kind, group != "" && kind != ""
+}
+
 // reportUnchanged prints the objects apply leaves as they are.
 func reportUnchanged(out io.Writer, d validation.Document) {
 	fmt.Fprintf(out, "%s %s\n", label(d.Kind, d.APIVersion, d.Name), verbUnchanged)
@@ -64,9 +74,25 @@ func reportUnchanged(out io.Writer, d validation.Document) {
 // template of that kind is accepted already; then it warns of what would
 // surprise (readmodel.ApplyWarnings).
 func preflight(ctx context.Context, errw io.Writer, bus *natsbus.Bus, accepted readmodel.Published, docs []validation.Document, allowUnknown bool) error {
-	kinds := map[string]bool{}
-	for k := range accepted.Records {
+	// Known beyond the built-ins: every kind accepted already, and every
+	// kind a CustomResourceDefinition defines, accepted or in this apply
+	// (Karmada serves a custom resource once its CRD is installed).
+	kinds := map[string]bool{"apiextensions.k8s.io/CustomResourceDefinition": true}
+	for k, rec := range accepted.Records {
 		kinds[k.Group+"/"+k.Kind] = true
+		var crd map[string]any
+		if k.Group == "apiextensions.k8s.io" && k.Kind == "CustomResourceDefinition" && json.Unmarshal(rec.Object, &crd) == nil {
+			if gk, ok := definedKind(crd); ok {
+				kinds[gk] = true
+			}
+		}
+	}
+	for _, d := range docs {
+		if events.KeyOf(d.APIVersion, d.Kind, "", "").Group == "apiextensions.k8s.io" && d.Kind == "CustomResourceDefinition" {
+			if gk, ok := definedKind(d.Object); ok {
+				kinds[gk] = true
+			}
+		}
 	}
 	refused := 0
 	for _, d := range docs {
