@@ -105,6 +105,19 @@ type Binding struct {
 	// PriorityClass does not exist): the template is then not placed and
 	// its placement says why (Karmada creates no binding).
 	PriorityError string `json:"priorityError,omitempty"`
+	// Components are a multi-component workload's components (reference
+	// features §3.1), from its componentResource script; Replicas and
+	// ReplicaRequirements are then 0 and empty.
+	Components []policy.Component `json:"components,omitempty"`
+	// Interpretation holds the ResourceInterpreterCustomization scripts of
+	// the template's kind (policy.Merge), so that executord and the read
+	// model run the same scripts policyd did; nil when there are none.
+	Interpretation *policy.Interpretation `json:"interpretation,omitempty"`
+	// InterpreterError says why a script policyd ran for this binding
+	// (replicas, components, dependencies) failed: the template is then not
+	// placed and its placement says why; nothing falls back to the
+	// built-in interpretation.
+	InterpreterError string `json:"interpreterError,omitempty"`
 	// Warnings and AcceptedAt complete the template's accepted record
 	// (ObjectRecord.Warnings and UpdatedAt of this Generation): a binding is
 	// also the acceptance of the template generation it carries, and for a
@@ -143,6 +156,10 @@ type keptEncoding struct {
 	groups               *policy.WorkloadAffinityGroups
 	priority             int32
 	priorityError        string
+	components           *policy.Component
+	componentsLen        int
+	interpretation       *policy.Interpretation
+	interpreterError     string
 	warnings             *string
 	warningsLen          int
 	acceptedAt           time.Time
@@ -154,6 +171,7 @@ func keep(data []byte, b *Binding) *keptEncoding {
 		policy: b.Policy, spec: b.Spec, overrides: unsafe.SliceData(b.Overrides), overridesLen: len(b.Overrides),
 		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt,
 		groups: b.WorkloadAffinityGroups, priority: b.SchedulePriority, priorityError: b.PriorityError,
+		components: unsafe.SliceData(b.Components), componentsLen: len(b.Components), interpretation: b.Interpretation, interpreterError: b.InterpreterError,
 		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt}
 }
 
@@ -165,6 +183,8 @@ func (k *keptEncoding) holds(b *Binding) bool {
 		k.overrides == unsafe.SliceData(b.Overrides) && k.overridesLen == len(b.Overrides) &&
 		k.deps == unsafe.SliceData(b.Dependencies) && k.depsLen == len(b.Dependencies) && k.reschedule == b.RescheduleRequestedAt &&
 		k.groups == b.WorkloadAffinityGroups && k.priority == b.SchedulePriority && k.priorityError == b.PriorityError &&
+		k.components == unsafe.SliceData(b.Components) && k.componentsLen == len(b.Components) &&
+		k.interpretation == b.Interpretation && k.interpreterError == b.InterpreterError &&
 		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt
 }
 

@@ -151,6 +151,7 @@ const (
 	classCluster                      // cluster.karmada.io Cluster
 	classBinding                      // work.karmada.io (Cluster)ResourceBinding, leniently
 	classQuota                        // policy.karmada.io FederatedResourceQuota
+	classInterpreter                  // config.karmada.io ResourceInterpreterCustomization
 )
 
 type kindInfo struct {
@@ -202,6 +203,14 @@ func resolveKind(apiVersion, kind string) (info kindInfo, field, reason string) 
 			return kindInfo{}, "kind", unsupportedKind(kind, apiVersion, []string{policy.KindCluster})
 		}
 		return kindInfo{classCluster, reflect.TypeFor[policy.Cluster](), false}, "", ""
+	case groupConfig:
+		if apiVersion != policy.ConfigAPIVersion {
+			return kindInfo{}, "apiVersion", fmt.Sprintf("unsupported value %q: must be %s", apiVersion, policy.ConfigAPIVersion)
+		}
+		if kind != policy.KindResourceInterpreterCustomization {
+			return kindInfo{}, "kind", unsupportedKind(kind, apiVersion, []string{policy.KindResourceInterpreterCustomization})
+		}
+		return kindInfo{classInterpreter, reflect.TypeFor[policy.ResourceInterpreterCustomization](), false}, "", ""
 	case groupWork:
 		if apiVersion != workVersion {
 			return kindInfo{}, "apiVersion", fmt.Sprintf("unsupported value %q: must be %s", apiVersion, workVersion)
