@@ -231,6 +231,9 @@ type PolicyRef struct {
 type TargetCluster struct {
 	Name     string `json:"name"`
 	Replicas int32  `json:"replicas"`
+	// Components: a multi-component workload placed whole here, each
+	// component with all its replicas (reference features §3.2.4).
+	Components []policy.ComponentReplicas `json:"components,omitempty"`
 }
 
 // FormatTargets writes a placement as "cluster1=2,cluster2=2" ("" for none),

@@ -142,7 +142,7 @@ func FollowsClusterChanges(b *events.Binding, last *events.PlacementDecision, go
 	if last == nil || !last.Scheduled {
 		return true
 	}
-	if b.Replicas == 0 || b.Spec == nil || b.Spec.Placement.Strategy() == policy.StrategyDuplicated {
+	if (b.Replicas == 0 && len(b.Components) == 0) || b.Spec == nil || b.Spec.Placement.Strategy() == policy.StrategyDuplicated {
 		return true
 	}
 	return slices.ContainsFunc(last.Clusters, func(tc events.TargetCluster) bool { return gone(tc.Name) })
