@@ -416,7 +416,11 @@ type WorkStatus struct {
 	// jsonPath evaluated against the member object's .status; only for
 	// templates whose policy has such rules.
 	PreservedState map[string]string `json:"preservedState,omitempty"`
-	CreatedAt      time.Time         `json:"createdAt"`
+	// Status is the member object's status as reflected for aggregation
+	// (Karmada's manifestStatuses[].status): only for templates whose
+	// kind has a statusReflection or statusAggregation script.
+	Status    map[string]any `json:"status,omitempty"`
+	CreatedAt time.Time      `json:"createdAt"`
 	UpdatedAt      time.Time         `json:"updatedAt"`
 }
 
