@@ -421,7 +421,7 @@ type WorkStatus struct {
 	// kind has a statusReflection or statusAggregation script.
 	Status    map[string]any `json:"status,omitempty"`
 	CreatedAt time.Time      `json:"createdAt"`
-	UpdatedAt      time.Time         `json:"updatedAt"`
+	UpdatedAt time.Time      `json:"updatedAt"`
 }
 
 // ClusterHealth is healthd's view of a member's readiness.
