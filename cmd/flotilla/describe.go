@@ -96,6 +96,7 @@ func describeWork(out io.Writer, v readmodel.Template) {
 	if p.Error != "" {
 		fmt.Fprintf(out, "Reason:       %s\n", p.Error)
 	}
+	printAggregated(out, v)
 	fmt.Fprintln(out, "Work:")
 	for _, s := range v.Work {
 		phase, msg := v.Phase(s)
