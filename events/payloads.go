@@ -188,6 +188,13 @@ func (k *keptEncoding) holds(b *Binding) bool {
 		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt
 }
 
+// IsWorkload is Karmada's IsWorkload: the binding has replicas,
+// requirements or components. Such a template gets each cluster's count
+// revised by its replicaRevision script (reference features §7.2.3).
+func (b *Binding) IsWorkload() bool {
+	return b.Replicas > 0 || len(b.ReplicaRequirements) > 0 || len(b.Components) > 0
+}
+
 // TemplateRecord is the accepted record of the template generation b
 // carries: what an object.accepted for it would have said.
 func (b *Binding) TemplateRecord() ObjectRecord {

@@ -59,7 +59,7 @@ func (u *unit) interpretation() *policy.Interpretation {
 func (w *worker) apply(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32, repair string) error {
 	b := p.Binding
 	u := unit{key: p.Key, template: b.Template, generation: p.Generation, revision: p.BindingRevision, binding: b, placement: &p}
-	if isWorkload(b) {
+	if b.IsWorkload() {
 		u.replicas = &replicas
 	}
 	if err := w.applyUnit(ctx, cause, u, repair); err != nil {
@@ -136,7 +136,7 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 	if u.placement != nil && u.replicas != nil {
 		// Before the overrides, as Karmada revises (reference features
 		// §7.2.3); a failing script skips this cluster's work.
-		revised, err := revise(b, tpl, *u.replicas)
+		revised, err := render.Revise(b.Interpretation, tpl, *u.replicas)
 		if err != nil {
 			status.Phase, status.Message = events.WorkFailed, err.Error()
 			return w.publish(ctx, cause, status)

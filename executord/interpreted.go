@@ -15,27 +15,12 @@ import (
 // object. A script error is reported on the work, never replaced by the
 // built-in interpretation.
 
-// isWorkload is Karmada's IsWorkload: replicas, requirements or
-// components; such a template gets its cluster's count revised.
-func isWorkload(b *events.Binding) bool {
-	return b.Replicas > 0 || len(b.ReplicaRequirements) > 0 || len(b.Components) > 0
-}
-
 // interpretationOf is b's scripts; nil without a binding.
 func interpretationOf(b *events.Binding) *policy.Interpretation {
 	if b == nil {
 		return nil
 	}
 	return b.Interpretation
-}
-
-// revise runs the replicaRevision script with the cluster's count; tpl
-// unchanged when there is none.
-func revise(b *events.Binding, tpl map[string]any, replicas int32) (map[string]any, error) {
-	if b.Interpretation == nil || b.Interpretation.ReplicaRevision == "" {
-		return tpl, nil
-	}
-	return interpreter.Default().Revise(b.Interpretation.ReplicaRevision, tpl, replicas)
 }
 
 // retain runs the retention script over the member's current object;

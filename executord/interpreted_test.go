@@ -8,6 +8,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/executord/render"
 )
 
 // Reference features §7.2 rules 3-6 as executord applies them.
@@ -20,7 +21,7 @@ func TestInterpretedWork(t *testing.T) {
 	}
 	b := &events.Binding{Replicas: 4, Interpretation: interp}
 	t.Run("revise writes the cluster's count", func(t *testing.T) {
-		got, err := revise(b, map[string]any{"spec": map[string]any{"size": 4.0}}, 3)
+		got, err := render.Revise(b.Interpretation, map[string]any{"spec": map[string]any{"size": 4.0}}, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,13 +31,13 @@ func TestInterpretedWork(t *testing.T) {
 	})
 	t.Run("no revision script leaves the template's own count", func(t *testing.T) {
 		tpl := map[string]any{"spec": map[string]any{"size": 4.0}}
-		got, err := revise(&events.Binding{Replicas: 4}, tpl, 3)
+		got, err := render.Revise(nil, tpl, 3)
 		if err != nil || got["spec"].(map[string]any)["size"] != 4.0 {
 			t.Errorf("got %v, %v", got, err)
 		}
 	})
 	t.Run("a components binding is a workload, revised with 0", func(t *testing.T) {
-		if !isWorkload(&events.Binding{Components: []policy.Component{{Name: "a", Replicas: 1}}}) {
+		if !(&events.Binding{Components: []policy.Component{{Name: "a", Replicas: 1}}}).IsWorkload() {
 			t.Error("not a workload")
 		}
 	})

@@ -34,10 +34,12 @@ func Interpret(b *events.Binding, t *Template, interp *policy.Interpretation, pr
 	if interp.ComponentResource == "" && interp.ReplicaResource == "" && !wantDeps {
 		return nil, false
 	}
-	var obj map[string]any
-	if err := events.UnmarshalJSON(t.Record.Object, &obj); err != nil {
-		b.InterpreterError = err.Error()
-		return nil, wantDeps
+	obj := t.Object // nil once compacted: policyd decodes the record's JSON
+	if obj == nil {
+		if err := events.UnmarshalJSON(t.Record.Object, &obj); err != nil {
+			b.InterpreterError = err.Error()
+			return nil, wantDeps
+		}
 	}
 	vm := interpreter.Default()
 	fail := func(err error) {
