@@ -28,7 +28,9 @@ func interpreterScenarios() []scenario {
 			}
 		}
 	}
-	c := func(name string, n int32) policy.ComponentReplicas { return policy.ComponentReplicas{Name: name, Replicas: n} }
+	c := func(name string, n int32) policy.ComponentReplicas {
+		return policy.ComponentReplicas{Name: name, Replicas: n}
+	}
 	return []scenario{
 		{
 			name:   "a RayCluster goes whole, head and both worker groups, into the one cluster that holds a set",
