@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
@@ -52,5 +53,27 @@ func TestAggregatedStatus(t *testing.T) {
 				t.Errorf("error %q, want %q", got.AggregationError, c.wantErr)
 			}
 		})
+	}
+}
+
+// Decisions drops bindings but for what a statusAggregation script needs.
+func TestDecisionsKeepOnlyTheAggregationScript(t *testing.T) {
+	r := &recorder{t: t}
+	tpl := json.RawMessage(`{"kind":"RayCluster"}`)
+	full := &events.Binding{Key: myApp, APIVersion: "ray.io/v1", Generation: 2, Replicas: 3, Template: tpl,
+		Interpretation: &policy.Interpretation{Names: []string{"ray"}, StatusAggregation: "agg", Health: "h", ReplicaResource: "r"}}
+	plain := &events.Binding{Key: mySvc, Replicas: 3, Template: tpl, Interpretation: &policy.Interpretation{Names: []string{"x"}, Health: "h"}}
+	got := Decisions([]Stored{
+		r.stored(events.TypePlacementDecided, events.PlacementDecision{Key: myApp, Binding: full}),
+		r.stored(events.TypePlacementDecided, events.PlacementDecision{Key: mySvc, Binding: plain}),
+	})
+	want := []*events.Binding{
+		{Key: myApp, APIVersion: "ray.io/v1", Generation: 2, Template: tpl, Interpretation: &policy.Interpretation{Names: []string{"ray"}, StatusAggregation: "agg"}},
+		nil,
+	}
+	for i, p := range got {
+		if diff := cmp.Diff(want[i], p.Binding, cmpopts.IgnoreUnexported(events.Binding{})); diff != "" {
+			t.Errorf("decision %d's binding (-want +got):\n%s", i, diff)
+		}
 	}
 }
