@@ -1,6 +1,7 @@
 package binding
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -48,6 +49,9 @@ func Interpret(b *events.Binding, t *Template, interp *policy.Interpretation, pr
 	switch {
 	case interp.ComponentResource != "":
 		comps, err := vm.Components(interp.ComponentResource, obj)
+		if err == nil {
+			err = checkComponents(comps)
+		}
 		if err != nil {
 			fail(err)
 			return nil, wantDeps
@@ -72,4 +76,20 @@ func Interpret(b *events.Binding, t *Template, interp *policy.Interpretation, pr
 		fail(err)
 	}
 	return deps, true
+}
+
+// checkComponents is Karmada's ResourceBinding webhook rule on components
+// (reference features §3.1): names non-empty and unique.
+func checkComponents(comps []policy.Component) error {
+	seen := map[string]bool{}
+	for _, c := range comps {
+		if c.Name == "" {
+			return errors.New(policy.OpInterpretComponent + ": component names must be non-empty")
+		}
+		if seen[c.Name] {
+			return errors.New(policy.OpInterpretComponent + ": component names must be unique")
+		}
+		seen[c.Name] = true
+	}
+	return nil
 }
