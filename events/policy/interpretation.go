@@ -124,37 +124,24 @@ func Merge(rics []ResourceInterpreterCustomization, apiVersion, kind string) *In
 	}
 	sort.Slice(mine, func(i, j int) bool { return mine[i].Name < mine[j].Name })
 	out := &Interpretation{}
-	first := func(dst *string, s string) {
-		if *dst == "" {
-			*dst = s
-		}
+	// The field each operation's first script goes to.
+	slots := map[string]*string{
+		OpInterpretReplica: &out.ReplicaResource, OpInterpretComponent: &out.ComponentResource,
+		OpReviseReplica: &out.ReplicaRevision, OpRetain: &out.Retention, OpInterpretStatus: &out.StatusReflection,
+		OpAggregateStatus: &out.StatusAggregation, OpInterpretHealth: &out.Health,
 	}
 	hooked := false
 	for _, r := range mine {
-		c := &r.Spec.Customizations
 		for _, f := range Hooks {
-			s := f.Script(c)
+			s := f.Script(&r.Spec.Customizations)
 			if s == "" {
 				continue
 			}
 			hooked = true
-			switch f.Operation {
-			case OpInterpretReplica:
-				first(&out.ReplicaResource, s)
-			case OpInterpretComponent:
-				first(&out.ComponentResource, s)
-			case OpReviseReplica:
-				first(&out.ReplicaRevision, s)
-			case OpRetain:
-				first(&out.Retention, s)
-			case OpInterpretStatus:
-				first(&out.StatusReflection, s)
-			case OpAggregateStatus:
-				first(&out.StatusAggregation, s)
-			case OpInterpretHealth:
-				first(&out.Health, s)
-			case OpInterpretDependency:
+			if f.Operation == OpInterpretDependency {
 				out.Dependencies = append(out.Dependencies, s)
+			} else if slot := slots[f.Operation]; *slot == "" {
+				*slot = s
 			}
 		}
 		out.Names = append(out.Names, r.Name)

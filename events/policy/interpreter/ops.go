@@ -76,19 +76,12 @@ func (vm *VM) Replicas(script string, obj map[string]any) (int32, *policy.Replic
 			return fmt.Errorf("the returned replica %v is out of range", float64(num))
 		}
 		n = int32(f)
-		switch r := rets[1].(type) {
-		case *lua.LNilType:
-			return nil
-		case *lua.LTable:
-			v, err := fromLua(r)
-			if err != nil {
-				return err
-			}
-			req = &policy.ReplicaRequirements{}
-			return into(restore(v, map[string]any{}), req)
-		default:
-			return fmt.Errorf("expect the returned requires type is table, but got %s", typeName(r))
+		v, isNil, err := returnedTable(rets[1], "requires", true)
+		if err != nil || isNil {
+			return err
 		}
+		req = &policy.ReplicaRequirements{}
+		return into(restore(v, map[string]any{}), req)
 	})
 	return n, req, fail(policy.OpInterpretReplica, err)
 }
@@ -98,21 +91,14 @@ func (vm *VM) Replicas(script string, obj map[string]any) (int32, *policy.Replic
 func (vm *VM) Components(script string, obj map[string]any) ([]policy.Component, error) {
 	var out []policy.Component
 	err := vm.call(script, "GetComponents", 1, []any{obj}, func(_ *lua.LState, rets []lua.LValue) error {
-		switch r := rets[0].(type) {
-		case *lua.LNilType:
-			return nil
-		case *lua.LTable:
-			v, err := fromLua(r)
-			if err != nil {
-				return err
-			}
-			if err := into(restore(v, []any{}), &out); err != nil {
-				return fmt.Errorf("the returned components are not a list of {name, replicas, replicaRequirements}: %v", err)
-			}
-			return nil
-		default:
-			return fmt.Errorf("expect the returned components type is table, but got %s", typeName(r))
+		v, isNil, err := returnedTable(rets[0], "components", true)
+		if err != nil || isNil {
+			return err
 		}
+		if err := into(restore(v, []any{}), &out); err != nil {
+			return fmt.Errorf("the returned components are not a list of {name, replicas, replicaRequirements}: %v", err)
+		}
+		return nil
 	})
 	return out, fail(policy.OpInterpretComponent, err)
 }
@@ -137,11 +123,7 @@ func (vm *VM) Retain(script string, desired, observed map[string]any) (map[strin
 func (vm *VM) ReflectStatus(script string, observed map[string]any) (map[string]any, error) {
 	var out map[string]any
 	err := vm.call(script, "ReflectStatus", 1, []any{observed}, func(_ *lua.LState, rets []lua.LValue) error {
-		t, ok := rets[0].(*lua.LTable)
-		if !ok {
-			return fmt.Errorf("expect the returned status type is table, but got %s", typeName(rets[0]))
-		}
-		v, err := fromLua(t)
+		v, _, err := returnedTable(rets[0], "status", false)
 		if err != nil {
 			return err
 		}
@@ -194,11 +176,7 @@ func (vm *VM) Dependencies(scripts []string, obj map[string]any) ([]Dependency, 
 	for _, script := range scripts {
 		var deps []Dependency
 		err := vm.call(script, "GetDependencies", 1, []any{obj}, func(_ *lua.LState, rets []lua.LValue) error {
-			t, ok := rets[0].(*lua.LTable)
-			if !ok {
-				return fmt.Errorf("expect the returned dependencies type is table, but got %s", typeName(rets[0]))
-			}
-			v, err := fromLua(t)
+			v, _, err := returnedTable(rets[0], "dependencies", false)
 			if err != nil {
 				return err
 			}
@@ -263,11 +241,7 @@ func jsonKey(d Dependency) (string, error) {
 func (vm *VM) object(script, fn string, args []any, refs ...map[string]any) (map[string]any, error) {
 	var out map[string]any
 	err := vm.call(script, fn, 1, args, func(_ *lua.LState, rets []lua.LValue) error {
-		t, ok := rets[0].(*lua.LTable)
-		if !ok {
-			return fmt.Errorf("expect the returned object type is table, but got %s", typeName(rets[0]))
-		}
-		v, err := fromLua(t)
+		v, _, err := returnedTable(rets[0], "object", false)
 		if err != nil {
 			return err
 		}
@@ -283,6 +257,20 @@ func (vm *VM) object(script, fn string, args []any, refs ...map[string]any) (map
 		return nil
 	})
 	return out, err
+}
+
+// returnedTable decodes a function's table result (what names it in the
+// error); with nilOK a nil result is isNil and no error.
+func returnedTable(v lua.LValue, what string, nilOK bool) (val any, isNil bool, err error) {
+	if v == lua.LNil && nilOK {
+		return nil, true, nil
+	}
+	t, ok := v.(*lua.LTable)
+	if !ok {
+		return nil, false, fmt.Errorf("expect the returned %s type is table, but got %s", what, typeName(v))
+	}
+	val, err = fromLua(t)
+	return val, false, err
 }
 
 // statusOf takes a status: an object (a list is refused).

@@ -28,6 +28,22 @@ const (
   return {{apiVersion = "v1", kind = "ConfigMap", namespace = o.metadata.namespace, name = o.spec.configName}} end`
 )
 
+// failedAs checks err against want: with want "", err must be nil and
+// failedAs is false; else err must contain want and failedAs is true.
+func failedAs(t *testing.T, err error, want string) bool {
+	t.Helper()
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want one containing %q", err, want)
+	}
+	return true
+}
+
 func worker(spec map[string]any) map[string]any {
 	return map[string]any{"apiVersion": "acme.dev/v1", "kind": "Worker",
 		"metadata": map[string]any{"name": "w", "namespace": "team"}, "spec": spec}
@@ -62,14 +78,8 @@ func TestReplicas(t *testing.T) {
 			// A fresh VM: pooled states keep the globals of earlier
 			// scripts (TestPooledStatesKeepGlobals).
 			n, req, err := New().Replicas(c.script, c.obj)
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
-				}
+			if failedAs(t, err, c.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(c.want, n); diff != "" {
 				t.Errorf("replicas (-want +got):\n%s", diff)
@@ -99,14 +109,8 @@ func TestComponents(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Default().Components(c.script, worker(map[string]any{"size": 5.0}))
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
-				}
+			if failedAs(t, err, c.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(c.want, got); diff != "" {
 				t.Errorf("components (-want +got):\n%s", diff)
@@ -269,14 +273,8 @@ func TestDependencies(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got, err := Default().Dependencies(c.scripts, worker(map[string]any{"configName": "cfg"}))
-			if c.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, c.wantErr)
-				}
+			if failedAs(t, err, c.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if diff := cmp.Diff(c.want, got); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
