@@ -23,6 +23,14 @@ type ObjectRecord struct {
 	// Role says what policyd takes the object for: template, policy, override, cluster.
 	Role      string    `json:"role"`
 	UpdatedAt time.Time `json:"updatedAt"`
+	// CreatedAt: when the object's first generation was accepted; a new
+	// generation keeps it (AGE is the creation time, as kubectl's).
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// InputSequence is the position on FLOTILLA_INPUT of the apply or
+	// deletion policyd made this record from (0: not known). policyd
+	// ignores an input of the object redelivered from before it (DESIGN.md
+	// §4, stale redeliveries), also after a restart, which reads it back.
+	InputSequence uint64 `json:"inputSequence,omitempty"`
 }
 
 // Rejection says why policyd refused an object. Every problem carries its
@@ -125,6 +133,11 @@ type Binding struct {
 	// object.accepted (TemplateRecord; DESIGN.md decision 15).
 	Warnings   []string  `json:"warnings,omitempty"`
 	AcceptedAt time.Time `json:"acceptedAt"`
+	// CreatedAt: when the template's first generation was accepted
+	// (ObjectRecord.CreatedAt).
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// InputSequence completes the record too (ObjectRecord.InputSequence).
+	InputSequence uint64 `json:"inputSequence,omitempty"`
 
 	// encoded is the JSON this binding was read from (SpecCache.DecodeBinding), written
 	// back as is by MarshalJSON while the binding still holds what was read
@@ -138,31 +151,32 @@ type Binding struct {
 // then: a copy of the binding whose fields were changed since (a field
 // assigned, a slice or map or pointer replaced) is encoded afresh.
 type keptEncoding struct {
-	data                 []byte
-	key                  ObjectKey
-	apiVersion, uid      string
-	generation, revision int64
-	replicas             int32
-	template             *byte
-	templateLen          int
-	requirements         int
-	policy               *PolicyRef
-	spec                 *policy.PropagationSpec
-	overrides            *policy.OverridePolicy
-	overridesLen         int
-	deps                 *Dependency
-	depsLen              int
-	reschedule           *time.Time
-	groups               *policy.WorkloadAffinityGroups
-	priority             int32
-	priorityError        string
-	components           *policy.Component
-	componentsLen        int
-	interpretation       *policy.Interpretation
-	interpreterError     string
-	warnings             *string
-	warningsLen          int
-	acceptedAt           time.Time
+	data                  []byte
+	key                   ObjectKey
+	apiVersion, uid       string
+	generation, revision  int64
+	replicas              int32
+	template              *byte
+	templateLen           int
+	requirements          int
+	policy                *PolicyRef
+	spec                  *policy.PropagationSpec
+	overrides             *policy.OverridePolicy
+	overridesLen          int
+	deps                  *Dependency
+	depsLen               int
+	reschedule            *time.Time
+	groups                *policy.WorkloadAffinityGroups
+	priority              int32
+	priorityError         string
+	warnings              *string
+	warningsLen           int
+	components            *policy.Component
+	componentsLen         int
+	interpretation        *policy.Interpretation
+	interpreterError      string
+	acceptedAt, createdAt time.Time
+	inputSequence         uint64
 }
 
 func keep(data []byte, b *Binding) *keptEncoding {
@@ -172,7 +186,8 @@ func keep(data []byte, b *Binding) *keptEncoding {
 		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt,
 		groups: b.WorkloadAffinityGroups, priority: b.SchedulePriority, priorityError: b.PriorityError,
 		components: unsafe.SliceData(b.Components), componentsLen: len(b.Components), interpretation: b.Interpretation, interpreterError: b.InterpreterError,
-		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt}
+		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt, createdAt: b.CreatedAt,
+		inputSequence: b.InputSequence}
 }
 
 // holds reports whether b still holds what was read with k.data.
@@ -185,7 +200,8 @@ func (k *keptEncoding) holds(b *Binding) bool {
 		k.groups == b.WorkloadAffinityGroups && k.priority == b.SchedulePriority && k.priorityError == b.PriorityError &&
 		k.components == unsafe.SliceData(b.Components) && k.componentsLen == len(b.Components) &&
 		k.interpretation == b.Interpretation && k.interpreterError == b.InterpreterError &&
-		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt
+		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt && k.createdAt == b.CreatedAt &&
+		k.inputSequence == b.InputSequence
 }
 
 // IsWorkload is Karmada's IsWorkload: the binding has replicas,
@@ -199,7 +215,7 @@ func (b *Binding) IsWorkload() bool {
 // carries: what an object.accepted for it would have said.
 func (b *Binding) TemplateRecord() ObjectRecord {
 	return ObjectRecord{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation, Object: b.Template,
-		Warnings: b.Warnings, Role: RoleTemplate, UpdatedAt: b.AcceptedAt}
+		Warnings: b.Warnings, Role: RoleTemplate, UpdatedAt: b.AcceptedAt, CreatedAt: b.CreatedAt, InputSequence: b.InputSequence}
 }
 
 // bindingFields is Binding without its methods (the plain encoding).

@@ -59,6 +59,9 @@ func (w *worker) HandlePlacement(ctx context.Context, e events.Event) error {
 	if old, ok := w.placed[p.Key]; ok && stale(old, p) {
 		return nil
 	}
+	if removedSince(w.work[p.Key], p) {
+		return nil
+	}
 	if events.Type(e.Type()) == events.TypePlacementRemoved {
 		delete(w.placed, p.Key)
 	} else {
@@ -73,6 +76,16 @@ func (w *worker) HandlePlacement(ctx context.Context, e events.Event) error {
 func stale(old, p events.PlacementDecision) bool {
 	return old.BindingRevision > p.BindingRevision ||
 		(old.BindingRevision == p.BindingRevision && p.DecidedAt.Before(old.DecidedAt))
+}
+
+// removedSince: this cluster's copy of p's template was removed at a later
+// binding revision than p's (its last work status says Deleted), so p is a
+// late redelivery, such as a placement a killed executord had taken and
+// JetStream delivers again after its AckWait: applying it would bring back
+// a deleted template (w.placed no longer holds the removal to compare
+// with, and after a restart never did; the work status is rebuilt).
+func removedSince(last events.WorkStatus, p events.PlacementDecision) bool {
+	return last.Phase == events.WorkDeleted && last.BindingRevision > p.BindingRevision
 }
 
 // converge makes the cluster hold what the latest placement of key asks for

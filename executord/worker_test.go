@@ -527,3 +527,56 @@ func TestHeldRemovalReleasesTheDependenciesOnlyItNeededOnceCarriedOut(t *testing
 		t.Fatalf("dependency status %s, want %s", st.Phase, events.WorkDeleted)
 	}
 }
+
+// A placement redelivered after the template's removal was carried out
+// here (what a killed executord had taken comes back after its AckWait)
+// does not bring the deleted template back, in the same process or after a
+// restart, which knows the removal from the work status alone; a template
+// applied again (a later binding revision) is applied.
+func TestAPlacementRedeliveredAfterTheRemovalDoesNotBringTheTemplateBack(t *testing.T) {
+	removed := func() events.Event {
+		e, err := events.New(events.TypePlacementRemoved, "/schedulerd/test", web.String(),
+			events.PlacementDecision{Key: web, Generation: 1, BindingRevision: 2, Error: "removed", DecidedAt: t0.Add(time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for _, c := range []struct {
+		name string
+		// restarted: the removal was carried out by an earlier process;
+		// this one knows it from the rebuilt work status.
+		restarted bool
+		late      events.PlacementDecision
+		wantThere bool
+	}{
+		{name: "the placement the removal superseded, in the same process", late: placement(1, 0, on("member1", 2))},
+		{name: "the placement the removal superseded, after a restart", restarted: true, late: placement(1, 0, on("member1", 2))},
+		{name: "a placement of the template applied again is applied", restarted: true, late: placement(3, 2*time.Second, on("member1", 2)), wantThere: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, bus := eventstest.Server(t)
+			member := newFakeMember(t)
+			member.setStatus(healthyStatus)
+			w := newTestWorker(t, newTestDaemon(t, bus, member, &testClock{t: t0}, prometheus.NewRegistry(), zap.NewNop()))
+			if c.restarted {
+				w.work[web] = events.WorkStatus{Key: web, Cluster: "member1", Generation: 1, BindingRevision: 2, Phase: events.WorkDeleted, CreatedAt: t0}
+			} else {
+				handle(t, w, placement(1, 0, on("member1", 2)))
+				if !member.has("deployments/default/web") {
+					t.Fatal("the first placement was not applied")
+				}
+				if err := w.HandlePlacement(context.Background(), removed()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if member.has("deployments/default/web") {
+				t.Fatal("the member holds the template after its removal")
+			}
+			handle(t, w, c.late)
+			if got := member.has("deployments/default/web"); got != c.wantThere {
+				t.Errorf("the member holds the template after the late placement: %v, want %v", got, c.wantThere)
+			}
+		})
+	}
+}

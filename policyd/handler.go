@@ -64,6 +64,10 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	doc, errs, warns := validation.ValidateObject(obj)
 	key := events.KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name)
 	role := events.RoleOf(doc.APIVersion, doc.Kind, doc.Namespace)
+	seq, stale := h.st.superseded(ctx, key)
+	if stale {
+		return h.ignore(key, role, seq)
+	}
 	if len(errs) == 0 && role == events.RoleTemplate {
 		errs = replicaLimit(doc.APIVersion, doc.Kind, doc.Object, h.maxReplicas)
 	}
@@ -77,7 +81,7 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 		return h.reject(ctx, e, key, role, errs)
 	}
 	raw, _ := events.MarshalJSON(doc.Object)
-	rec := events.ObjectRecord{Key: key, APIVersion: doc.APIVersion, Object: raw, Role: role, Generation: 1, UpdatedAt: h.now().UTC()}
+	rec := events.ObjectRecord{Key: key, APIVersion: doc.APIVersion, Object: raw, Role: role, Generation: 1, UpdatedAt: h.now().UTC(), InputSequence: seq}
 	for _, w := range warns {
 		rec.Warnings = append(rec.Warnings, validation.Format(w))
 	}
@@ -85,6 +89,14 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 		return err
 	}
 	h.metrics.objects.WithLabelValues(role, "accepted").Inc()
+	return nil
+}
+
+// ignore drops a superseded input (state.superseded) of key at seq.
+func (h *Handler) ignore(key events.ObjectKey, role string, seq uint64) error {
+	h.log.Info("input redelivered after a newer one of its object was handled: ignored",
+		zap.Stringer("key", key), zap.Uint64("sequence", seq), zap.Uint64("handled", h.st.inputs[key]))
+	h.metrics.objects.WithLabelValues(role, "superseded").Inc()
 	return nil
 }
 
@@ -111,12 +123,15 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 // decoded a second time.
 func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.ObjectRecord, decoded map[string]any) error {
 	if old, ok := h.st.records[rec.Key]; ok {
-		rec.Generation = old.Generation
+		rec.Generation, rec.CreatedAt = old.Generation, old.CreatedAt
 		if string(old.Object) != string(rec.Object) || old.Role != rec.Role {
 			rec.Generation++
 		} else {
 			rec.UpdatedAt = old.UpdatedAt
 		}
+	}
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = rec.UpdatedAt
 	}
 	if rec.Role == events.RoleTemplate {
 		return h.acceptTemplate(ctx, cause, rec, decoded)
@@ -243,11 +258,16 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 		// the removed event still answers the CLI.
 		rec = events.ObjectRecord{Key: key, APIVersion: obj.APIVersion, Role: events.RoleOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace)}
 	}
-	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC()}
+	seq, stale := h.st.superseded(ctx, key)
+	if stale {
+		return h.ignore(key, rec.Role, seq)
+	}
+	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC(), InputSequence: seq}
 	if err := h.publish(ctx, e, events.TypeObjectRemoved, events.ObjectSubject(key), key.String(),
 		events.DeterministicID("removed", key.String(), fmt.Sprint(rec.Generation), e.ID()), removed); err != nil {
 		return err
 	}
+	h.st.handled(key, seq)
 	h.metrics.objects.WithLabelValues(removed.Role, "removed").Inc()
 	if !ok {
 		return nil
@@ -291,7 +311,11 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 	}
 	raw, _ := events.MarshalJSON(s)
 	key := events.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}
-	if err := h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: events.RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()}, nil); err != nil {
+	seq, stale := h.st.superseded(ctx, key)
+	if stale {
+		return h.ignore(key, events.RoleCredentials, seq)
+	}
+	if err := h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: events.RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC(), InputSequence: seq}, nil); err != nil {
 		return err
 	}
 	h.metrics.objects.WithLabelValues(events.RoleCredentials, "accepted").Inc()
@@ -455,10 +479,12 @@ func (h *Handler) clustersUsingSecret(ns, name string) []string {
 }
 
 // sameBinding reports whether two bindings would schedule and apply alike
-// (everything but the revision and a reschedule request).
+// (everything but the revision, a reschedule request and the input the
+// template's record was made from).
 func sameBinding(a, b events.Binding) bool {
 	a.Revision, b.Revision = 0, 0
 	a.RescheduleRequestedAt, b.RescheduleRequestedAt = nil, nil
+	a.InputSequence, b.InputSequence = 0, 0
 	ja, _ := events.MarshalJSON(a)
 	jb, _ := events.MarshalJSON(b)
 	return string(ja) == string(jb)

@@ -52,6 +52,13 @@ func TestAggregatedStatus(t *testing.T) {
 			if got.AggregationError != c.wantErr {
 				t.Errorf("error %q, want %q", got.AggregationError, c.wantErr)
 			}
+			// get -o yaml: the script's status is the template's.
+			fleet := Fleet{Decisions: []events.PlacementDecision{p}, Work: Work{Items: work}}.Template(myApp).Status()
+			if c.want != nil {
+				if diff := cmp.Diff(c.want, fleet); diff != "" {
+					t.Errorf("the template's status in get -o yaml (-want +got):\n%s", diff)
+				}
+			}
 		})
 	}
 }

@@ -23,7 +23,7 @@ type Cluster struct {
 // on events.StreamPolicy) with the latest health and capacity reports
 // (events.AllHealth and events.AllCapacity on events.StreamHealth), in name
 // order. Deregistered members, and reports of unregistered ones, are left
-// out. Capacity is shown without its API enablements.
+// out.
 func Clusters(registrations, health []Stored) []Cluster {
 	byName := map[string]*Cluster{}
 	var names []string
@@ -49,7 +49,6 @@ func Clusters(registrations, health []Stored) []Cluster {
 		case events.TypeClusterCapacityReported:
 			var c events.ClusterCapacity
 			if events.Decode(m.Event, &c) == nil && byName[c.Cluster] != nil {
-				c.APIEnablements = nil
 				byName[c.Cluster].Capacity = &c
 			}
 		}
@@ -74,4 +73,9 @@ func LostClusters(health []Stored) map[string]string {
 		}
 	}
 	return lost
+}
+
+// ClusterKey is the key of the Cluster object that registers member name.
+func ClusterKey(name string) events.ObjectKey {
+	return events.ObjectKey{Group: "cluster.karmada.io", Kind: "Cluster", Name: name}
 }

@@ -21,7 +21,7 @@ func TestClusters(t *testing.T) {
 	got := Clusters([]Stored{regB, regA, gone}, []Stored{healthA, capB, strayHealth})
 	want := []Cluster{
 		{Registration: events.ClusterRegistration{Name: "a"}, Health: &health, JoinedAt: regA.Time},
-		{Registration: events.ClusterRegistration{Name: "b"}, Capacity: &events.ClusterCapacity{Cluster: "b", Nodes: 3}, JoinedAt: regB.Time},
+		{Registration: events.ClusterRegistration{Name: "b"}, Capacity: &events.ClusterCapacity{Cluster: "b", Nodes: 3, APIEnablements: []policy.APIEnablement{{GroupVersion: "v1"}}}, JoinedAt: regB.Time},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("clusters (-want +got):\n%s", diff)

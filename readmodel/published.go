@@ -3,6 +3,7 @@ package readmodel
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/flotilla-io/flotilla/events"
 )
@@ -127,4 +128,14 @@ func (p Published) ClaimingPolicy(key events.ObjectKey) (ref *events.PolicyRef, 
 		ref = b.Policy
 	}
 	return ref, b.Revision
+}
+
+// Created is when the object at key was first accepted (its AGE), or
+// fallback when no record of it says (one accepted before policyd kept the
+// creation time, or no record at all).
+func (p Published) Created(key events.ObjectKey, fallback time.Time) time.Time {
+	if r, ok := p.Records[key]; ok && !r.CreatedAt.IsZero() {
+		return r.CreatedAt
+	}
+	return fallback
 }

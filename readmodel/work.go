@@ -181,6 +181,12 @@ func FindTemplate(decisions []events.PlacementDecision, w Work, ref, namespace s
 	if err != nil {
 		return Template{}, err
 	}
+	return templateOf(p, w), nil
+}
+
+// templateOf is the template p places, with its work among w and the
+// status its kind's statusAggregation script computes, if it has one.
+func templateOf(p events.PlacementDecision, w Work) Template {
 	t := Template{Placement: p, work: w.Filter(func(s events.WorkStatus) bool { return s.Key == p.Key })}
 	t.Work = t.work.Items
 	if st, ok, err := aggregate(p, t.Work); ok {
@@ -189,5 +195,5 @@ func FindTemplate(decisions []events.PlacementDecision, w Work, ref, namespace s
 			t.AggregationError = err.Error()
 		}
 	}
-	return t, nil
+	return t
 }

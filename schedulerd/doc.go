@@ -14,7 +14,8 @@
 //	Produces  io.flotilla.placement.decided|removed.v1,
 //	          io.flotilla.failover.evicted|purged.v1            (FLOTILLA_PLACEMENT)
 //	          (object records: FederatedResourceQuotas only)
-//	State     members, bindings, last placements, FederatedResourceQuotas
+//	State     members, bindings (and each removed template's last binding
+//	          revision), last placements, FederatedResourceQuotas
 //	          and each template's work health per cluster, rebuilt at start
 //	          from the streams (latest message per subject); the quota ledger
 //	          and workload affinity peers follow from the placements;

@@ -26,6 +26,7 @@ const cliSource = "/flotilla-cli"
 func newApply(g *globals) *cobra.Command {
 	var files []string
 	var timeout time.Duration
+	var allowUnknown bool
 	c := &cobra.Command{
 		Use:   "apply -f FILE|DIR|- [-f ...]",
 		Short: "Apply resource templates, policies and Cluster objects",
@@ -40,9 +41,12 @@ path, and nothing is published. Secrets in karmada-system (cluster
 credentials, e.g. the one a Cluster's spec.secretRef names) are sealed to the
 credentials key before they leave this process and are never propagated.
 
-apply then waits up to --timeout for policyd's verdict on every object. It
-does not give up early: a policyd that is starting, or catching up after a
-crash, answers within the timeout once it has caught up.
+apply publishes the objects in order; one NATS does not acknowledge (as
+while flotilla up restarts after a crash) is published again until it is
+stored or --timeout has passed. apply then waits up to --timeout for
+policyd's verdict on every object. It does not give up early: a policyd
+that is starting, or catching up after a crash, answers within the timeout
+once it has caught up.
 
 Exit status:
   0  every object was accepted
@@ -60,12 +64,13 @@ Exit status:
 			}
 			ctx := cmd.Context()
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
-				return applyDocs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, res.Docs, timeout)
+				return applyDocs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, res.Docs, timeout, allowUnknown)
 			})
 		},
 	}
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
+	c.Flags().BoolVar(&allowUnknown, "allow-unknown-kinds", false, "apply templates of kinds Flotilla does not know (custom resources)")
 	_ = c.MarkFlagRequired("filename")
 	return c
 }
@@ -74,7 +79,7 @@ Exit status:
 func load(cmd *cobra.Command, files []string) (validation.Result, error) {
 	res := validation.Load(files, cmd.InOrStdin())
 	for _, w := range res.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), "warning:", validation.Format(w))
+		fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", validation.Format(w))
 	}
 	if len(res.Errors) > 0 {
 		for _, e := range res.Errors {
@@ -95,15 +100,31 @@ type outgoing struct {
 	event   events.Event
 	key     events.ObjectKey
 	label   string
+	// verb is what applying it does (created, configured); "" for a deletion.
+	verb string
 }
 
-func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs []validation.Document, timeout time.Duration) error {
+func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs []validation.Document, timeout time.Duration, allowUnknown bool) error {
 	credentials := policy.CredentialSecretsIn(validation.Objects(docs))
+	accepted, err := readPublished(ctx, bus)
+	if err != nil {
+		return err
+	}
+	if err := preflight(ctx, errw, bus, accepted, docs, allowUnknown); err != nil {
+		return err
+	}
 	var msgs []outgoing
 	var key *sealing.Key
 	for _, d := range docs {
 		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
-		if credentials[d.Namespace+"/"+d.Name] && d.Kind == "Secret" && d.APIVersion == "v1" {
+		stripServerFields(d.Object)
+		sealed := credentials[d.Namespace+"/"+d.Name] && d.Kind == "Secret" && d.APIVersion == "v1"
+		verb := classify(accepted, d, sealed)
+		if verb == verbUnchanged {
+			reportUnchanged(out, d)
+			continue
+		}
+		if sealed {
 			if key == nil {
 				var err error
 				if key, err = fetchSealKey(ctx, bus); err != nil {
@@ -118,14 +139,17 @@ func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs 
 			if err != nil {
 				return err
 			}
-			msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name)})
+			msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name), verb})
 			continue
 		}
 		e, err := events.New(events.TypeObjectApplied, cliSource, k.String(), d.Object)
 		if err != nil {
 			return err
 		}
-		msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name)})
+		msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(d.Kind, d.APIVersion, d.Name), verb})
+	}
+	if len(msgs) == 0 {
+		return nil
 	}
 	// Sealed secrets first, so a Cluster finds its credentials.
 	ordered := make([]outgoing, 0, len(msgs))
@@ -181,9 +205,9 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 		})
 	}()
 	pending := map[string]outgoing{}
-	for _, m := range msgs {
-		if err := bus.Publish(ctx, m.subject, m.event); err != nil {
-			return err
+	for i, m := range msgs {
+		if err := publishStored(ctx, errw, bus, m, timeout); err != nil {
+			return fmt.Errorf("%s and the %d object(s) after it were not applied: %w", m.label, len(msgs)-i-1, err)
 		}
 		pending[m.event.ID()] = m
 	}
@@ -228,11 +252,11 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 			case events.TypeBindingChanged:
 				var b events.Binding
 				_ = events.Decode(m.Event, &b)
-				fmt.Fprintf(out, "%s accepted (generation %d)\n", o.label, b.Generation)
+				fmt.Fprintf(out, "%s %s (generation %d)\n", o.label, o.verb, b.Generation)
 			default:
 				var rec events.ObjectRecord
 				_ = events.Decode(m.Event, &rec)
-				fmt.Fprintf(out, "%s accepted (generation %d)\n", o.label, rec.Generation)
+				fmt.Fprintf(out, "%s %s (generation %d)\n", o.label, o.verb, rec.Generation)
 			}
 		case err := <-watching:
 			if err != nil {
@@ -253,6 +277,39 @@ func publishAndConfirm(ctx context.Context, out, errw io.Writer, bus *natsbus.Bu
 	}
 	return nil
 }
+
+// publishStored publishes m and waits until JetStream has stored it. While
+// NATS does not answer (a publish whose acknowledgement was lost when the
+// server died, no JetStream while a restarted server restores its streams)
+// it publishes the same event again, for up to timeout: JetStream keeps one
+// copy of an event id, so an event stored before its acknowledgement was
+// lost is not stored twice. Without this, a crash of `flotilla up` in the
+// middle of a long apply left every object after the one in flight
+// unpublished (DESIGN.md §4). A refusal by JetStream (natsbus.Refused) is
+// returned at once.
+func publishStored(ctx context.Context, errw io.Writer, bus *natsbus.Bus, m outgoing, timeout time.Duration) error {
+	giveUp := time.Now().Add(timeout)
+	for wait := 200 * time.Millisecond; ; wait = min(2*wait, 2*time.Second) {
+		actx, cancel := context.WithTimeout(ctx, publishAttempt)
+		err := bus.Publish(actx, m.subject, m.event)
+		cancel()
+		if err == nil || natsbus.Refused(err) || ctx.Err() != nil || time.Now().Add(wait).After(giveUp) {
+			return err
+		}
+		if wait == 200*time.Millisecond { // the first failure
+			fmt.Fprintf(errw, "%s: NATS did not acknowledge it (%v); publishing it again for up to %s\n", m.label, err, timeout)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// publishAttempt bounds one publish: how long apply waits for JetStream's
+// acknowledgement before it publishes the event again.
+const publishAttempt = 5 * time.Second
 
 // defaultConfirmTimeout is how long apply and delete wait for policyd by
 // default: longer than a restart of `flotilla up` plus one AckWait

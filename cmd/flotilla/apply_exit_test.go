@@ -76,7 +76,7 @@ spec:
 		errorMessage string
 	}{
 		{name: "an object policyd accepts exits 0", policyd: policydRunning, doc: deployment("2"), verb: "apply", timeout: "20s",
-			want: 0, stdout: "deployment.apps/web accepted (generation 1)", notInStderr: "not confirmed"},
+			want: 0, stdout: "deployment.apps/web created (generation 1)", notInStderr: "not confirmed"},
 		{name: "an object policyd refuses exits 1 with its reason", policyd: policydRunning, doc: deployment("10"), verb: "apply", timeout: "20s",
 			want: 1, stderr: []string{"error: deployment.apps/web: spec.replicas"}, errorMessage: "1 object(s) rejected"},
 		{name: "an object the validator refuses exits 1 and nothing is published", policyd: policydNever, doc: deployment("two"), verb: "apply", timeout: "1s",
@@ -110,9 +110,13 @@ spec:
 						t.Fatalf("apply before delete: %v\n%s", err, errOut)
 					}
 				}
-			case policydStopped: // it bound its consumer and handled one apply
+			case policydStopped: // it bound its consumer and handled one apply, of another generation
 				stop := startPolicyd(t, bus)
-				if _, errOut, err := runCLI(t, url, "apply", "-f", file, "--timeout", "20s"); err != nil {
+				before := filepath.Join(t.TempDir(), "before.yaml")
+				if err := os.WriteFile(before, []byte(deployment("1")), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if _, errOut, err := runCLI(t, url, "apply", "-f", before, "--timeout", "20s"); err != nil {
 					t.Fatalf("apply before policyd stops: %v\n%s", err, errOut)
 				}
 				stop()

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -9,11 +8,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/zap"
 
-	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/internal/observe"
 	"github.com/flotilla-io/flotilla/policyd"
@@ -23,15 +20,7 @@ import (
 // standard output and error.
 func runCLI(t *testing.T, url string, args ...string) (string, string, error) {
 	t.Helper()
-	root := newRoot()
-	var out, errw bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errw)
-	root.SetArgs(append([]string{"--nats-url", url}, args...))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	err := root.ExecuteContext(ctx)
-	return out.String(), errw.String(), err
+	return runCLIWithInput(t, url, "", args...)
 }
 
 // flotilla apply waits for policyd's answer to every object; for a template
@@ -73,7 +62,7 @@ spec:
     spec: {containers: [{name: web, image: nginx}]}
 `
 	out, errOut, err := runCLI(t, url, "apply", "-f", pol, "--timeout", "10s")
-	if err != nil || !strings.Contains(out, "propagationpolicy.policy.karmada.io/web accepted (generation 1)") {
+	if err != nil || !strings.Contains(out, "propagationpolicy.policy.karmada.io/web created (generation 1)") {
 		t.Fatalf("apply policy: %v\n%s%s", err, out, errOut)
 	}
 	apply := func(replicas, want string) {
@@ -83,36 +72,40 @@ spec:
 			t.Fatalf("apply (replicas %s): want %q: %v\n%s%s", replicas, want, err, out, errOut)
 		}
 	}
-	apply("2", "accepted (generation 1)")
-	apply("3", "accepted (generation 2)")
+	apply("2", "created (generation 1)")
+	apply("3", "configured (generation 2)")
 	// Only bindings were stored for the Deployment so far; a KIND/NAME
 	// lookup (here a reschedule request) still finds it.
 	out, errOut, err = runCLI(t, url, "reschedule", "deployment/web", "-n", "shop")
 	if err != nil || !strings.Contains(out, "reschedule requested") {
 		t.Fatalf("reschedule: %v\n%s%s", err, out, errOut)
 	}
-	apply("3", "accepted (generation 2)") // identical: object.accepted answers
+	apply("3", "unchanged") // identical: nothing is published
 
 	// `flotilla get deployments` lists it, with the policy that claims it.
 	out, errOut, err = runCLI(t, url, "get", "deployments", "-n", "shop")
-	if err != nil || !regexp.MustCompile(`(?m)^web\s+Deployment\s+2\s+propagationpolicy/web\s`).MatchString(out) {
+	if err != nil || !regexp.MustCompile(`(?m)^web\s+Deployment\s+-\s+2\s+propagationpolicy/web\s`).MatchString(out) {
 		t.Fatalf("get deployments: %v\n%s%s", err, out, errOut)
 	}
 	out, _, err = runCLI(t, url, "get", "templates", "-A", "-o", "json")
 	var listed struct {
+		Kind  string `json:"kind"`
 		Items []struct {
-			Key        events.ObjectKey  `json:"key"`
-			Generation int64             `json:"generation"`
-			Policy     *events.PolicyRef `json:"policy"`
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name       string `json:"name"`
+				Generation int64  `json:"generation"`
+			} `json:"metadata"`
 		} `json:"items"`
 	}
-	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || len(listed.Items) != 1 || listed.Items[0].Generation != 2 || listed.Items[0].Policy == nil || listed.Items[0].Policy.Name != "web" {
+	if err != nil || json.Unmarshal([]byte(out), &listed) != nil || listed.Kind != "List" || len(listed.Items) != 1 || listed.Items[0].Kind != "Deployment" ||
+		listed.Items[0].Metadata.Generation != 2 || listed.Items[0].Metadata.Name != "web" {
 		t.Fatalf("get templates -A -o json: %v\n%s", err, out)
 	}
 	if _, errOut, err = runCLI(t, url, "get", "statefulsets", "-n", "shop"); err != nil || !strings.Contains(errOut, "No resources found in shop namespace.") {
 		t.Fatalf("get statefulsets: %v %q", err, errOut)
 	}
-	if _, _, err = runCLI(t, url, "get", "frobnicators"); err == nil || !strings.Contains(err.Error(), `unknown resource "frobnicators"`) {
+	if _, _, err = runCLI(t, url, "get", "frobnicators"); err == nil || !strings.Contains(err.Error(), `doesn't have a resource type "frobnicators"`) {
 		t.Fatalf("get frobnicators: %v", err)
 	}
 	// kubectl's ways of naming kinds and of saying "none".
@@ -123,7 +116,10 @@ spec:
 		{"get po -n shop", "", "No resources found in shop namespace."},
 		{"get clusterroles", "", "No resources found\n"},
 		{"get statefulsets -n shop -o json", `"items": []`, ""},
-		{"get cpp", "NAMESPACE", ""},
+		{"get cpp", "", "No resources found\n"},
+		{"get pp -n shop -o name", "propagationpolicy.policy.karmada.io/web\n", ""},
+		{"get pp,deploy web -n shop -o name", "propagationpolicy.policy.karmada.io/web\ndeployment.apps/web\n", ""},
+		{"get deploy/web -n shop -o jsonpath={.spec.replicas}", "3", ""},
 	} {
 		out, errOut, err := runCLI(t, url, strings.Fields(c.args)...)
 		if err != nil || !strings.Contains(out, c.stdout) || !strings.Contains(errOut, c.stderr) {
@@ -142,7 +138,7 @@ spec:
 		t.Fatalf("delete policy: %v\n%s%s", err, out, errOut)
 	}
 	out, errOut, err = runCLI(t, url, "get", "deployments", "-n", "shop")
-	if err != nil || !regexp.MustCompile(`(?m)^web\s+Deployment\s+2\s+<none>\s`).MatchString(out) {
+	if err != nil || !regexp.MustCompile(`(?m)^web\s+Deployment\s+-\s+2\s+<none>\s`).MatchString(out) {
 		t.Fatalf("get deployments after the policy's deletion: %v\n%s%s", err, out, errOut)
 	}
 }

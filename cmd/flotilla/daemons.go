@@ -318,6 +318,15 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 				return fmt.Errorf("--data-dir: %w", err)
 			}
 			embedded := !cmd.Flags().Changed("nats-url")
+			held := ""
+			if embedded {
+				held = listen
+			}
+			lock, err := holdUp(dataDir, held)
+			if err != nil {
+				return err
+			}
+			defer lock.release()
 			var auth *upAuth
 			if !insecure {
 				if auth, err = loadUpAuth(dataDir, embedded); err != nil {

@@ -36,13 +36,13 @@ func TestGetDeadLetters(t *testing.T) {
 		wantOut, wantError string
 	}{
 		{"lists the consumer, subject, reason and age", true, nil,
-			"CONSUMER             SUBJECT                                             REASON                                       AGE\n" +
-				"executord-cluster1   flotilla.placement.default.apps.Deployment.my-app   not a CloudEvent 1.0: ce-specversion is \"\"   0s\n", ""},
+			"NAME          CONSUMER             SUBJECT                                             REASON                                       AGE\n" +
+				"placement-7   executord-cluster1   flotilla.placement.default.apps.Deployment.my-app   not a CloudEvent 1.0: ce-specversion is \"\"   0s\n", ""},
 		{"-o wide adds where it came from", true, []string{"-o", "wide"},
-			"CONSUMER             SUBJECT                                             REASON                                       AGE   STREAM               SEQUENCE   DELIVERIES\n" +
-				"executord-cluster1   flotilla.placement.default.apps.Deployment.my-app   not a CloudEvent 1.0: ce-specversion is \"\"   0s    FLOTILLA_PLACEMENT   7          1\n", ""},
+			"NAME          CONSUMER             SUBJECT                                             REASON                                       AGE   STREAM               SEQUENCE   DELIVERIES\n" +
+				"placement-7   executord-cluster1   flotilla.placement.default.apps.Deployment.my-app   not a CloudEvent 1.0: ce-specversion is \"\"   0s    FLOTILLA_PLACEMENT   7          1\n", ""},
 		{"none says so as kubectl does", false, nil, "", "No resources found\n"},
-		{"none in JSON is an empty list", false, []string{"-o", "json"}, "{\n  \"items\": []\n}\n", ""},
+		{"none in JSON is an empty list", false, []string{"-o", "json"}, "{\n    \"apiVersion\": \"v1\",\n    \"items\": [],\n    \"kind\": \"List\",\n    \"metadata\": {\n        \"resourceVersion\": \"\"\n    }\n}\n", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			url, bus := eventstest.Server(t)
@@ -71,13 +71,16 @@ func TestGetDeadLettersInJSONKeepsTheWholeDeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got struct {
-		Items []map[string]any `json:"items"`
+		Items []struct {
+			Metadata map[string]any `json:"metadata"`
+			Spec     map[string]any `json:"spec"`
+		} `json:"items"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v in\n%s", err, out)
 	}
-	if len(got.Items) != 1 || got.Items[0]["consumer"] != "executord-cluster1" || got.Items[0]["stream"] != events.StreamPlacement ||
-		got.Items[0]["sequence"] != float64(7) || got.Items[0]["deadLetteredAt"] == nil {
+	if len(got.Items) != 1 || got.Items[0].Spec["consumer"] != "executord-cluster1" || got.Items[0].Spec["stream"] != events.StreamPlacement ||
+		got.Items[0].Spec["sequence"] != float64(7) || got.Items[0].Metadata["creationTimestamp"] == nil {
 		t.Errorf("-o json:\n%s", out)
 	}
 }

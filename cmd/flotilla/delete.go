@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,7 +18,7 @@ func newDelete(g *globals) *cobra.Command {
 	var namespace string
 	var timeout time.Duration
 	c := &cobra.Command{
-		Use:   "delete (-f FILE|DIR|- | KIND/NAME [-n NS])",
+		Use:   "delete (-f FILE|DIR|- | TYPE NAME... | TYPE/NAME...) [-n NS]",
 		Short: "Delete templates, policies or Cluster objects; deleted templates leave every member",
 		Long: `Delete templates, policies or Cluster objects; deleted templates leave every member.
 
@@ -26,7 +27,8 @@ while the daemons are starting. Exit status, as for apply: 0 every removal
 confirmed, 1 one refused or an error, 3 every request stored on the bus but
 not all confirmed within --timeout.`,
 		Example: "  flotilla delete -f examples/seed000/my-app.yaml\n  flotilla delete deployment/my-app -n default\n" +
-			"  flotilla delete propagationpolicy/my-app-policy",
+			"  flotilla delete pp my-app-policy\n  flotilla delete deploy,svc my-app",
+		ValidArgsFunction: completeResources(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			var targets []objectRef
@@ -40,23 +42,30 @@ not all confirmed within --timeout.`,
 				}
 			}
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
-				for _, a := range args {
-					t, err := resolveRef(ctx, bus, a, namespace)
+				if len(args) > 0 {
+					named, err := resolveNamed(ctx, bus, args, namespace)
 					if err != nil {
 						return err
 					}
-					targets = append(targets, t)
+					targets = append(targets, named...)
 				}
 				if len(targets) == 0 {
-					return errors.New("name what to delete: -f FILE or KIND/NAME")
+					return errors.New("name what to delete: -f FILE, TYPE NAME or TYPE/NAME")
 				}
-				var msgs []outgoing
+				accepted, err := readPublished(ctx, bus)
+				if err != nil {
+					return err
+				}
+				var keys []events.ObjectKey
 				for _, t := range targets {
-					k, e, err := t.request(events.TypeObjectDeleted)
-					if err != nil {
-						return err
-					}
-					msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name)})
+					keys = append(keys, events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name))
+				}
+				for _, w := range readmodel.DeleteWarnings(accepted, keys) {
+					fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", w)
+				}
+				msgs, err := deletions(targets)
+				if err != nil {
+					return err
 				}
 				return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, msgs, timeout)
 			})
@@ -66,6 +75,19 @@ not all confirmed within --timeout.`,
 	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of KIND/NAME")
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
 	return c
+}
+
+// deletions are the requests that delete targets.
+func deletions(targets []objectRef) ([]outgoing, error) {
+	var msgs []outgoing
+	for _, t := range targets {
+		k, e, err := t.request(events.TypeObjectDeleted)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, outgoing{events.InputSubject(k), e, k, label(t.kind, t.apiVersion, t.name), ""})
+	}
+	return msgs, nil
 }
 
 // objectRef names an object for a request about it (delete, reschedule).
@@ -83,19 +105,31 @@ func (t objectRef) request(typ events.Type) (events.ObjectKey, events.Event, err
 	return k, e, err
 }
 
-// resolveRef turns KIND/NAME into an object policyd knows, the kubectl way
-// (readmodel.ResolveObject).
-func resolveRef(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (objectRef, error) {
-	if _, _, err := readmodel.SplitRef(ref); err != nil {
-		return objectRef{}, err
-	}
+// resolveNamed turns kubectl's argument forms (TYPE NAME..., TYPE/NAME...,
+// TYPE1,TYPE2 NAME) into the accepted templates and policies they name
+// (readmodel.ParseArgs, readmodel.ResolveRecords): a name two kinds share
+// is ambiguous only when no kind is given. Every type needs a name.
+func resolveNamed(ctx context.Context, bus *natsbus.Bus, args []string, namespace string) ([]objectRef, error) {
 	p, err := readPublished(ctx, bus)
 	if err != nil {
-		return objectRef{}, err
+		return nil, err
 	}
-	r, err := readmodel.ResolveObject(p, ref, namespace)
+	targets, err := readmodel.ParseArgs(args, readmodel.Known(p), false)
 	if err != nil {
-		return objectRef{}, err
+		return nil, err
 	}
-	return objectRef{r.APIVersion, r.Key.Kind, r.Key.Namespace, r.Key.Name}, nil
+	var out []objectRef
+	for _, t := range targets {
+		if len(t.Names) == 0 {
+			return nil, fmt.Errorf("%s: resource(s) were provided, but no name was given", t.Resource.Word)
+		}
+		rs, err := readmodel.ResolveRecords(p, t, namespace, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			out = append(out, objectRef{r.APIVersion, r.Key.Kind, r.Key.Namespace, r.Key.Name})
+		}
+	}
+	return out, nil
 }

@@ -21,64 +21,54 @@ func TestDescribe(t *testing.T) {
 		print func(*bytes.Buffer) error
 		want  string
 	}{
-		{"describe work shows every cluster's phase and why", func(b *bytes.Buffer) error { describeWork(b, myApp); return nil }, `Name:         my-app
+		{"describe work shows every cluster's phase and why", func(b *bytes.Buffer) error { describeWork(b, myApp, v.fleet); return nil }, `Name:         my-app
 Namespace:    default
 Kind:         Deployment
 Generation:   3 (binding revision 4)
 Scheduled:    true
+Policy:       propagationpolicy/my-app-policy
+Decided:      2026-11-28T11:00:00Z
+Replicas:     4 ready of 6 desired
 Work:
-  Cluster:      cluster1
-    Status:     Running
-    Replicas:   4 ready of 4
-    Applied:    generation 3, observed generation 2
-    Overrides:  default/tag-images
-    Updated:    2026-11-28T13:00:00Z
-  Cluster:      cluster2
-    Status:     Pending
-    Replicas:   0 ready of 2
-    Applied:    generation 3, observed generation 0
-  Cluster:      cluster3
-    Status:     Unknown
-    Replicas:   2 ready of 2
-    Applied:    generation 3, observed generation 2
-    Overrides:  default/tag-images
-    Message:    cluster Unreachable since 2026-11-28T10:00:00Z; last reported Evicted
-    Updated:    2026-11-28T13:00:00Z
+  CLUSTER    STATUS    READY   DESIRED   GENERATION   OBSERVED   OVERRIDES            UPDATED                MESSAGE
+  cluster1   Running   4       4         3            2          default/tag-images   2026-11-28T13:00:00Z   
+  cluster2   Pending   0       2         3            0          <none>               -                      
+  cluster3   Unknown   2       0         3            2          default/tag-images   2026-11-28T13:00:00Z   cluster Unreachable since 2026-11-28T10:00:00Z; last reported Evicted
 `},
-		{"describe cluster shows a lost cluster's state, taints and capacity", func(b *bytes.Buffer) error { return printCluster(b, clusters, "cluster3") }, `Name:          cluster3
-Labels:        region=us,tier=prod
-API Endpoint:  https://cluster3:6443
-Sync Mode:     
-Provider:      kind
-Region:        us
-Zones:         [a]
-Joined:        2026-11-28T09:00:00Z
-Ready:         false (Unreachable since 2026-11-28T10:00:00Z)
+		{"describe cluster shows a lost cluster's state, taints and capacity", func(b *bytes.Buffer) error { return printCluster(b, clusters, "cluster3") }, `Name:           cluster3
+Labels:         region=us,tier=prod
+API Endpoint:   https://cluster3:6443
+Sync Mode:      
+Provider:       kind
+Region:         us
+Zones:          a
+Joined:         2026-11-28T09:00:00Z
+Ready:          Unknown (Unreachable since 2026-11-28T10:00:00Z)
+Kubernetes:     v1.31.0
+Nodes:          1 ready of 3
+Allocatable:    cpu 8, memory 8Gi, pods 110
+Allocated:      cpu 2, memory 8Gi, pods 110
 Conditions:
-  TYPE   STATUS   REASON   MESSAGE
+  TYPE   STATUS   REASON   MESSAGE   LAST TRANSITION
 Taints:
   cluster.karmada.io/unreachable:NoSchedule
-Kubernetes:    v1.31.0
-Nodes:         1 ready of 3
-Allocatable:   cpu 8, memory 8Gi, pods 110
-Allocated:     cpu 2, memory 8Gi, pods 110
 `},
-		{"describe cluster shows a ready cluster's conditions", func(b *bytes.Buffer) error { return printCluster(b, clusters[:1], "cluster1") }, `Name:          cluster1
-Labels:        region=eu,tier=prod
-API Endpoint:  https://cluster1:6443
-Sync Mode:     
-Provider:      kind
-Region:        eu
-Zones:         [a]
-Joined:        2026-11-28T09:00:00Z
-Ready:         true (Ready since 2026-11-28T09:00:00Z)
+		{"describe cluster shows a ready cluster's conditions", func(b *bytes.Buffer) error { return printCluster(b, clusters[:1], "cluster1") }, `Name:           cluster1
+Labels:         region=eu,tier=prod
+API Endpoint:   https://cluster1:6443
+Sync Mode:      
+Provider:       kind
+Region:         eu
+Zones:          a
+Joined:         2026-11-28T09:00:00Z
+Ready:          True (Ready since 2026-11-28T09:00:00Z)
+Kubernetes:     v1.31.0
+Nodes:          3 ready of 3
+Allocatable:    cpu 8, memory 8Gi, pods 110
+Allocated:      cpu 2, memory 8Gi, pods 110
 Conditions:
-  TYPE   STATUS   REASON   MESSAGE
-  Ready   True   ClusterReady   ok
-Kubernetes:    v1.31.0
-Nodes:         3 ready of 3
-Allocatable:   cpu 8, memory 8Gi, pods 110
-Allocated:     cpu 2, memory 8Gi, pods 110
+  TYPE    STATUS   REASON         MESSAGE   LAST TRANSITION
+  Ready   True     ClusterReady   ok        2026-11-28T09:00:00Z
 `},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,141 +2,367 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"maps"
-	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
-	"github.com/flotilla-io/flotilla/policyd/validation"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
+// listFlags are kubectl's selection flags: -n, -A and -l.
 type listFlags struct {
 	namespace string
 	all       bool
-	output    string
+	selector  string
+	printFlags
 }
 
 func (l *listFlags) register(c *cobra.Command) {
 	c.Flags().StringVarP(&l.namespace, "namespace", "n", "default", "namespace")
 	c.Flags().BoolVarP(&l.all, "all-namespaces", "A", false, "all namespaces")
-	c.Flags().StringVarP(&l.output, "output", "o", "", "output format: wide, json or yaml")
+	c.Flags().StringVarP(&l.selector, "selector", "l", "", "label selector (e.g. app=web,tier!=db)")
+	l.printFlags.register(c)
 }
 
 func (l *listFlags) wants(ns string) bool { return l.all || ns == "" || ns == l.namespace }
 
-// selected keeps the items whose namespace (ns) l wants.
-func selected[T any](l *listFlags, items []T, ns func(T) string) []T {
-	var out []T
-	for _, it := range items {
-		if l.wants(ns(it)) {
-			out = append(out, it)
-		}
-	}
-	return out
-}
-
-// namespaceColumn is ns as the NAMESPACE column shows it.
-func namespaceColumn(ns string) string {
-	if ns == "" {
-		return "<cluster>"
-	}
-	return ns
-}
-
 func newGet(g *globals) *cobra.Command {
 	l := &listFlags{}
+	var watch bool
 	c := &cobra.Command{
-		Use:   "get clusters|policies|templates|KIND|work|placements|deadletters|KIND/NAME",
+		Use:   "get TYPE[,TYPE...] [NAME...] | TYPE/NAME...",
 		Short: "List member clusters, policies, templates, work, placements or dead letters",
-		Long: `List what Flotilla knows, read from the streams:
+		Long: `List what Flotilla knows, read from the streams, in kubectl's argument forms
+(TYPE, TYPE NAME..., TYPE/NAME..., TYPE1,TYPE2):
   clusters     member clusters: readiness and capacity (healthd)
-  policies     propagation and override policies (policyd)
+  policies     every propagation and override policy; pp, cpp, op, cop one kind (policyd)
   templates    resource templates with the policy that claims each (policyd)
-  KIND         the templates of one kind: deployments, services, cm, ... (policyd)
-  work         one row per template and cluster: Pending, Applied, Progressing, Running, Failed, Deleting (executord)
+  KIND         the templates of one kind: deployments, deploy, svc, cm, ... (policyd)
+  work         one row per template and cluster: Pending, Applied, Progressing, Running,
+               Failed, Evicted, Deleting, Unknown (executord)
   placements   where each template is placed and why (schedulerd)
-  federatedresourcequotas (frq)  each quota's overall limits and overallUsed, counted from the placements
+  frq          federatedresourcequotas: each quota's overall limits and overallUsed,
+               counted from the placements
   deadletters  events a consumer gave up on, with the reason (every daemon)
-  KIND/NAME    one template: ready/desired replicas per cluster and in total`,
-		Example: "  flotilla get deployment/my-app\n  flotilla get deployments -A\n  flotilla get work\n  flotilla get placements -A -o wide\n  flotilla get clusters -o yaml",
-		Args:    cobra.ExactArgs(1),
-
+A template named with its kind (deployment/my-app) shows ready/desired replicas per
+cluster and in total. -o json|yaml print Kubernetes objects (a List): templates with
+their aggregated status, policies, clusters as cluster.karmada.io Cluster, work and
+placements as work.karmada.io ResourceBinding; ` + "`apply -f -`" + ` and ` + "`simulate -f -`" + ` read them back.`,
+		Example: "  flotilla get deployment/my-app\n  flotilla get deploy,svc -A\n  flotilla get cluster cluster1 -o yaml\n  flotilla get pp -o name\n" +
+			"  flotilla get deploy my-app -o jsonpath='{.spec.replicas}'\n  flotilla get work -l app=web -o wide\n  flotilla get clusters -o yaml | flotilla simulate -f - -f app.yaml",
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeResources(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			switch l.output {
-			case "", "wide", "json", "yaml":
-			default:
-				return fmt.Errorf("-o %q: want wide, json or yaml", l.output)
+			if err := l.check(); err != nil {
+				return err
+			}
+			sel, err := labels.Parse(l.selector)
+			if err != nil {
+				return fmt.Errorf("-l %q: %w", l.selector, err)
 			}
 			ctx := cmd.Context()
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
-				out := cmd.OutOrStdout()
-				if strings.Contains(args[0], "/") {
-					v, err := readTemplate(ctx, bus, args[0], l.namespace)
-					if err != nil {
-						return err
-					}
-					if ok, err := printStructured(out, l.output, []readmodel.Template{v}); ok {
-						return err
-					}
-					return printTemplate(out, v)
+				out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+				f, err := readFleet(ctx, bus)
+				if err != nil {
+					return err
 				}
-				switch strings.ToLower(args[0]) {
-				case "clusters", "cluster":
-					return getClusters(ctx, out, bus, l)
-				case "policies", "policy", "propagationpolicies", "propagationpolicy", "pp", "overridepolicies", "overridepolicy", "op",
-					"clusterpropagationpolicies", "clusterpropagationpolicy", "cpp", "clusteroverridepolicies", "clusteroverridepolicy", "cop":
-					return getPolicies(ctx, out, bus, l)
-				case "work", "works":
-					return getWork(ctx, out, bus, l)
-				case "placements", "placement":
-					return getPlacements(ctx, out, bus, l)
-				case "deadletters", "deadletter":
-					return getDeadLetters(ctx, out, cmd.ErrOrStderr(), bus, l)
-				case "federatedresourcequotas", "federatedresourcequota", "frq":
-					return getQuotas(ctx, out, bus, l)
+				targets, err := readmodel.ParseArgs(args, readmodel.Known(f.Published), false)
+				if err != nil {
+					return err
 				}
-				return getTemplates(ctx, out, cmd.ErrOrStderr(), bus, l, args[0])
+				if err := printGet(ctx, out, errw, bus, f, targets, l, sel); err != nil || !watch {
+					return err
+				}
+				return watchGet(ctx, out, errw, bus, targets, l, sel)
 			})
 		},
 	}
 	l.register(c)
+	c.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print each change as it happens")
 	return c
 }
 
-// printStructured prints items as JSON or YAML; it reports whether it did.
-func printStructured(out io.Writer, format string, items any) (bool, error) {
-	if v := reflect.ValueOf(items); v.Kind() == reflect.Slice && v.IsNil() {
-		items = []any{} // "items": [] as kubectl prints it, never null
+// readFleet reads every view's streams once: the accepted objects, the
+// placements, the work and the members.
+func readFleet(ctx context.Context, bus *natsbus.Bus) (readmodel.Fleet, error) {
+	var f readmodel.Fleet
+	var err error
+	if f.Published, err = readPublished(ctx, bus); err != nil {
+		return f, err
 	}
-	switch format {
-	case "json":
-		b, err := json.MarshalIndent(map[string]any{"items": items}, "", "  ")
-		if err != nil {
-			return true, err
-		}
-		_, err = fmt.Fprintln(out, string(b))
-		return true, err
-	case "yaml":
-		b, err := yaml.Marshal(map[string]any{"items": items})
-		if err != nil {
-			return true, err
-		}
-		_, err = out.Write(b)
-		return true, err
+	if f.Decisions, f.Work, err = readWork(ctx, bus); err != nil {
+		return f, err
 	}
-	return false, nil
+	if f.Clusters, err = readClusters(ctx, bus); err != nil {
+		return f, err
+	}
+	// AGE is the Cluster object's creation, not its latest registration
+	// (a re-join republishes it).
+	for i := range f.Clusters {
+		c := &f.Clusters[i]
+		c.JoinedAt = f.Published.Created(readmodel.ClusterKey(c.Registration.Name), c.JoinedAt)
+	}
+	return f, nil
+}
+
+// printGet prints what targets name: every object in one List for the
+// object formats, else one table per target.
+func printGet(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, f readmodel.Fleet, targets []readmodel.Target, l *listFlags, sel labels.Selector) error {
+	var views []view
+	var missing []error
+	named := false
+	for _, t := range targets {
+		v, err := buildView(ctx, bus, f, t, l, sel)
+		if err != nil {
+			var nf notFound
+			if !errors.As(err, &nf) {
+				return err
+			}
+			missing = append(missing, err)
+		}
+		named = named || len(t.Names) > 0
+		views = append(views, v)
+	}
+	var objs []*unstructured.Unstructured
+	for _, v := range views {
+		for _, r := range v.rows {
+			objs = append(objs, r.obj)
+		}
+	}
+	var err error
+	switch {
+	case l.objects():
+		err = printObjects(out, &l.printFlags, objs, named && len(targets) == 1 && len(targets[0].Names) == 1)
+	case strings.HasPrefix(l.output, "custom-columns="):
+		t, cerr := customColumns(strings.TrimPrefix(l.output, "custom-columns="), objs)
+		if cerr != nil {
+			return cerr
+		}
+		err = printTable(out, &l.printFlags, false, t)
+	default:
+		err = printViews(out, errw, f, targets, views, l)
+	}
+	if err != nil {
+		return err
+	}
+	return errors.Join(missing...)
+}
+
+// printViews prints one table per target, a blank line between them; a
+// template named with its kind shows its replicas per cluster instead.
+func printViews(out, errw io.Writer, f readmodel.Fleet, targets []readmodel.Target, views []view, l *listFlags) error {
+	printed := false
+	for i, v := range views {
+		t := targets[i]
+		if len(v.rows) == 0 {
+			if len(t.Names) == 0 && v.empty != "" && len(views) == 1 {
+				fmt.Fprintln(errw, v.empty)
+			}
+			continue
+		}
+		if printed {
+			fmt.Fprintln(out)
+		}
+		printed = true
+		if t.Resource.View == readmodel.ViewTemplates && len(t.Names) > 0 && l.output == "" {
+			for j, r := range v.rows {
+				if j > 0 {
+					fmt.Fprintln(out)
+				}
+				key := events.KeyOf(r.obj.GetAPIVersion(), r.obj.GetKind(), r.obj.GetNamespace(), r.obj.GetName())
+				if err := printTemplate(out, f.Template(key)); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		tbl := tableOf(v.columns...)
+		for _, r := range v.rows {
+			for _, cells := range r.cells {
+				addRow(tbl, r.obj, cells...)
+			}
+		}
+		if err := printTable(out, &l.printFlags, l.all && v.namespaced, tbl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// notFound: a name the arguments gave names nothing; the others are
+// printed and the command exits 1, as kubectl does.
+type notFound struct{ error }
+
+// buildView computes the rows of one target: its objects, in the
+// namespaces and with the labels l selects, and the names t gives.
+func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readmodel.Target, l *listFlags, sel labels.Selector) (view, error) {
+	v := view{namespaced: true}
+	keep := func(obj *unstructured.Unstructured) bool {
+		return l.wants(obj.GetNamespace()) && sel.Matches(labels.Set(obj.GetLabels()))
+	}
+	add := func(obj any, cells ...[]any) error {
+		u, err := unstructuredOf(obj)
+		if err != nil {
+			return err
+		}
+		if keep(u) {
+			v.rows = append(v.rows, row{u, cells})
+		}
+		return nil
+	}
+	emptyIn := "No resources found in " + l.namespace + " namespace."
+	if l.all || t.Resource.ClusterScoped {
+		emptyIn = "No resources found"
+	}
+	switch t.Resource.View {
+	case readmodel.ViewClusters:
+		v.columns, v.namespaced, v.empty = clusterColumns, false, "No resources found"
+		for _, c := range f.Clusters {
+			if len(t.Names) == 0 || slices.Contains(t.Names, c.Registration.Name) {
+				if err := add(readmodel.ClusterObject(c), clusterCells(c)); err != nil {
+					return v, err
+				}
+			}
+		}
+		for _, n := range t.Names {
+			if !hasCluster(f.Clusters, n) {
+				return v, notFound{fmt.Errorf("cluster %q not found", n)}
+			}
+		}
+	case readmodel.ViewTemplates, readmodel.ViewPolicies:
+		v.columns, v.empty = templateColumns, emptyIn
+		if t.Resource.View == readmodel.ViewPolicies {
+			v.columns = policyColumns
+		}
+		records, err := recordsOf(f, t, l)
+		if err != nil {
+			return v, err
+		}
+		for _, r := range records {
+			cells := policyCells(f, r)
+			if r.Role == events.RoleTemplate {
+				cells = templateCells(f, r)
+			}
+			if err := add(f.RecordObject(r), cells); err != nil {
+				return v, err
+			}
+		}
+	case readmodel.ViewWork, readmodel.ViewPlacements:
+		v.columns, v.empty = workColumns, emptyIn
+		if t.Resource.View == readmodel.ViewPlacements {
+			v.columns = placementColumns
+		}
+		for _, key := range f.Keys() {
+			if len(t.Names) > 0 && !slices.ContainsFunc(t.Names, func(n string) bool { return namesTemplate(n, key) }) {
+				continue
+			}
+			tv := f.Template(key)
+			var cells [][]any
+			if t.Resource.View == readmodel.ViewWork {
+				for _, s := range tv.Work {
+					cells = append(cells, workCells(tv, f.Work, s))
+				}
+			} else if !tv.Placement.DecidedAt.IsZero() || len(tv.Placement.Clusters) > 0 {
+				cells = [][]any{placementCells(tv.Placement)}
+			}
+			if len(cells) == 0 {
+				continue
+			}
+			if err := add(f.BindingObject(tv), cells...); err != nil {
+				return v, err
+			}
+		}
+		for _, n := range t.Names {
+			if !slices.ContainsFunc(v.rows, func(r row) bool { return namesTemplate(n, keyOf(r.obj)) }) {
+				return v, notFound{fmt.Errorf("no placed template named %q in namespace %s (flotilla get placements -A lists them)", n, l.namespace)}
+			}
+		}
+	case readmodel.ViewQuotas:
+		v.columns, v.empty = quotaColumns, emptyIn
+		ms, err := latest(ctx, bus, events.StreamPlacement, events.AllPlacements)
+		if err != nil {
+			return v, err
+		}
+		for _, q := range readmodel.Quotas(f.Published, ms) {
+			if len(t.Names) == 0 || slices.Contains(t.Names, q.Name) {
+				if err := add(quotaObject(f, q), quotaCells(f, q)); err != nil {
+					return v, err
+				}
+			}
+		}
+	case readmodel.ViewDeadLetters:
+		v.columns, v.namespaced, v.empty = deadLetterCols, false, "No resources found"
+		ms, err := bus.Replay(ctx, events.StreamDeadLetter, natsbus.ReplayOptions{})
+		if err != nil {
+			return v, err
+		}
+		for _, d := range readmodel.DeadLetters(stored(ms)) {
+			obj := readmodel.DeadLetterObject(d)
+			name, _ := obj["metadata"].(map[string]any)["name"].(string)
+			if len(t.Names) == 0 || slices.Contains(t.Names, name) {
+				if err := add(obj, deadLetterCells(name, d)); err != nil {
+					return v, err
+				}
+			}
+		}
+	}
+	return v, nil
+}
+
+// recordsOf returns the templates or policies t names (all of its type
+// when it names none) that l selects.
+func recordsOf(f readmodel.Fleet, t readmodel.Target, l *listFlags) ([]events.ObjectRecord, error) {
+	if len(t.Names) > 0 {
+		rs, err := readmodel.ResolveRecords(f.Published, t, l.namespace, l.all)
+		var amb *readmodel.AmbiguousError
+		if err != nil && !errors.As(err, &amb) {
+			return nil, notFound{err}
+		}
+		return rs, err
+	}
+	var out []events.ObjectRecord
+	for _, r := range f.Published.SortedRecords() {
+		isPolicy := r.Role == events.RolePolicy || r.Role == events.RoleOverride
+		if (isPolicy == (t.Resource.View == readmodel.ViewPolicies)) && (isPolicy || r.Role == events.RoleTemplate) && t.Resource.Matches(r.Key) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// namesTemplate reports whether n, a name given to work or placements
+// (NAME, or the template as KIND/NAME), names the template at key.
+func namesTemplate(n string, key events.ObjectKey) bool {
+	if kind, name, ok := strings.Cut(n, "/"); ok {
+		return name == key.Name && readmodel.MatchesKind(kind, key)
+	}
+	return n == key.Name
+}
+
+// keyOf is the template key a ResourceBinding object binds.
+func keyOf(obj *unstructured.Unstructured) events.ObjectKey {
+	r, _, _ := unstructured.NestedStringMap(obj.Object, "spec", "resource")
+	return events.KeyOf(r["apiVersion"], r["kind"], r["namespace"], r["name"])
+}
+
+func hasCluster(cs []readmodel.Cluster, name string) bool {
+	for _, c := range cs {
+		if c.Registration.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func table(out io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(out, 0, 0, 3, ' ', 0) }
@@ -174,190 +400,6 @@ func readClusters(ctx context.Context, bus *natsbus.Bus) ([]readmodel.Cluster, e
 	return readmodel.Clusters(regs, hs), nil
 }
 
-func getClusters(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
-	views, err := readClusters(ctx, bus)
-	if err != nil {
-		return err
-	}
-	return printClusters(out, l, views)
-}
-
-func printClusters(out io.Writer, l *listFlags, views []readmodel.Cluster) error {
-	if ok, err := printStructured(out, l.output, views); ok {
-		return err
-	}
-	w := table(out)
-	fmt.Fprint(w, "NAME\tVERSION\tMODE\tREADY\tAGE")
-	if l.output == "wide" {
-		fmt.Fprint(w, "\tSTATE\tPROVIDER\tREGION\tNODES\tCPU(ALLOC/USED)\tMEMORY(ALLOC/USED)\tLABELS")
-	}
-	fmt.Fprintln(w)
-	for _, v := range views {
-		ready, state, version, nodes, cpu, mem := "Unknown", events.ClusterStateUnknown, "", "", "", ""
-		if v.Health != nil {
-			ready, state = map[bool]string{true: "True", false: "False"}[v.Health.Ready], v.Health.State
-		}
-		if c := v.Capacity; c != nil {
-			version, nodes = c.KubernetesVersion, fmt.Sprintf("%d/%d", c.ReadyNodes, c.Nodes)
-			cpu = fmt.Sprintf("%s/%s", c.Allocatable.Cpu(), c.Allocated.Cpu())
-			mem = fmt.Sprintf("%s/%s", c.Allocatable.Memory(), c.Allocated.Memory())
-		}
-		mode := v.Registration.Spec.SyncMode
-		if mode == "" {
-			mode = "Push"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s", v.Registration.Name, version, mode, ready, age(v.JoinedAt))
-		if l.output == "wide" {
-			fmt.Fprintf(w, "\t%s\t%s\t%s\t%s\t%s\t%s\t%s", state, v.Registration.Spec.Provider, v.Registration.Spec.Region, nodes, cpu, mem, labelString(v.Registration.Labels))
-		}
-		fmt.Fprintln(w)
-	}
-	return w.Flush()
-}
-
-func labelString(m map[string]string) string {
-	parts := make([]string, 0, len(m))
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		parts = append(parts, k+"="+m[k])
-	}
-	return orNone(strings.Join(parts, ","))
-}
-
-// getTemplates lists the resource templates policyd accepted: every one
-// ("templates") or those of one kind, as kubectl names kinds (deployments,
-// deploy, svc, configmaps, ...).
-func getTemplates(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, l *listFlags, what string) error {
-	p, err := readPublished(ctx, bus)
-	if err != nil {
-		return err
-	}
-	return printTemplates(out, errw, l, p, what)
-}
-
-func printTemplates(out, errw io.Writer, l *listFlags, p readmodel.Published, what string) error {
-	rows, matched, clusterScoped := readmodel.Templates(p, what)
-	// A word with a group (widgets.example.com) names a kind whether or not
-	// any template of it is left; a plain word must name a built-in kind
-	// or the kind of an accepted template.
-	_, _, grouped := strings.Cut(what, ".")
-	all := strings.EqualFold(what, "templates") || strings.EqualFold(what, "template")
-	known := all || grouped || matched
-	if !known {
-		for _, k := range validation.BuiltinKinds() {
-			if readmodel.MatchesKind(what, events.ObjectKey{Kind: k}) {
-				known, clusterScoped = true, validation.ClusterScopedKind(k)
-				break
-			}
-		}
-	}
-	if !known {
-		return fmt.Errorf("unknown resource %q: want clusters, policies, templates, a kind (deployments, services, ...), work, placements or deadletters", what)
-	}
-	items := selected(l, rows, func(r readmodel.TemplateRow) string { return r.Key.Namespace })
-	if ok, err := printStructured(out, l.output, items); ok {
-		return err
-	}
-	if len(items) == 0 {
-		if l.all || clusterScoped {
-			fmt.Fprintln(errw, "No resources found")
-		} else {
-			fmt.Fprintf(errw, "No resources found in %s namespace.\n", l.namespace)
-		}
-		return nil
-	}
-	w := table(out)
-	cols := "NAME\tKIND\tGENERATION\tPOLICY\tAGE"
-	if l.all {
-		cols = "NAMESPACE\t" + cols
-	}
-	if l.output == "wide" {
-		cols += "\tBINDING REVISION\tWARNINGS"
-	}
-	fmt.Fprintln(w, cols)
-	for _, r := range items {
-		policy := "<none>"
-		if r.Policy != nil {
-			policy = strings.ToLower(r.Policy.Kind) + "/" + r.Policy.Name
-		}
-		line := fmt.Sprintf("%s\t%s\t%d\t%s\t%s", r.Key.Name, r.Key.Kind, r.Generation, policy, age(r.UpdatedAt))
-		if l.all {
-			line = namespaceColumn(r.Key.Namespace) + "\t" + line
-		}
-		if l.output == "wide" {
-			warnings, revision := "<none>", "<none>"
-			if len(r.Warnings) > 0 {
-				warnings = strings.Join(r.Warnings, "; ")
-			}
-			if r.BindingRevision > 0 {
-				revision = strconv.FormatInt(r.BindingRevision, 10)
-			}
-			line += "\t" + revision + "\t" + warnings
-		}
-		fmt.Fprintln(w, line)
-	}
-	return w.Flush()
-}
-
-func getPolicies(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
-	p, err := readPublished(ctx, bus)
-	if err != nil {
-		return err
-	}
-	items := selected(l, readmodel.Policies(p), func(r events.ObjectRecord) string { return r.Key.Namespace })
-	if ok, err := printStructured(out, l.output, items); ok {
-		return err
-	}
-	w := table(out)
-	fmt.Fprintln(w, "NAMESPACE\tNAME\tKIND\tGENERATION\tAGE")
-	for _, r := range items {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%s\n", namespaceColumn(r.Key.Namespace), r.Key.Name, r.Key.Kind, r.Generation, age(r.UpdatedAt))
-	}
-	return w.Flush()
-}
-
-func getWork(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
-	_, work, err := readWork(ctx, bus)
-	if err != nil {
-		return err
-	}
-	return printWork(out, l, work.Filter(func(s events.WorkStatus) bool { return l.wants(s.Key.Namespace) }))
-}
-
-func printWork(out io.Writer, l *listFlags, work readmodel.Work) error {
-	if ok, err := printStructured(out, l.output, work.Items); ok {
-		return err
-	}
-	w := table(out)
-	if l.all {
-		fmt.Fprint(w, "NAMESPACE\t")
-	}
-	fmt.Fprint(w, "NAME\tCLUSTER\tSTATUS\tAGE")
-	if l.output == "wide" {
-		fmt.Fprint(w, "\tKIND\tREADY\tHEALTH\tGENERATION\tOVERRIDES\tMESSAGE")
-	}
-	fmt.Fprintln(w)
-	for _, s := range work.Items {
-		if l.all {
-			fmt.Fprintf(w, "%s\t", s.Key.Namespace)
-		}
-		phase, msg := work.Phase(s)
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s", s.Key.Name, s.Cluster, phase, age(s.CreatedAt))
-		if l.output == "wide" {
-			ready := "-"
-			if s.Replicas > 0 {
-				ready = fmt.Sprintf("%d/%d", s.ReadyReplicas, s.Replicas)
-			}
-			health := work.Health(s)
-			if health == "" {
-				health = "-"
-			}
-			fmt.Fprintf(w, "\t%s\t%s\t%s\t%d\t%s\t%s", s.Key.Kind, ready, health, s.Generation, strings.Join(s.AppliedOverrides, ","), msg)
-		}
-		fmt.Fprintln(w)
-	}
-	return w.Flush()
-}
-
 // readTemplate reads the template ref (KIND/NAME or NAME) names in
 // namespace, with its placement and work.
 func readTemplate(ctx context.Context, bus *natsbus.Bus, ref, namespace string) (readmodel.Template, error) {
@@ -368,23 +410,18 @@ func readTemplate(ctx context.Context, bus *natsbus.Bus, ref, namespace string) 
 	return readmodel.FindTemplate(decisions, work, ref, namespace)
 }
 
-// printTemplate is `flotilla get KIND/NAME`: ready/desired per cluster and in total.
+// printTemplate is `flotilla get KIND/NAME`: ready/desired per cluster and
+// in total (readmodel.Template.Totals: a kept evicted copy is shown, as
+// Evicted, but desires nothing).
 func printTemplate(out io.Writer, v readmodel.Template) error {
 	w := table(out)
 	fmt.Fprintf(w, "%s\n", v.Placement.Key.Ref())
 	fmt.Fprintln(w, "CLUSTER\tREADY\tDESIRED\tSTATUS\tGENERATION\tAGE")
-	var ready, desired int32
 	for _, s := range v.Work {
-		want := s.Replicas
-		for _, c := range v.Placement.Clusters {
-			if c.Name == s.Cluster {
-				want = c.Replicas
-			}
-		}
-		ready, desired = ready+s.ReadyReplicas, desired+want
 		phase, _ := v.Phase(s)
-		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%d\t%s\n", s.Cluster, s.ReadyReplicas, want, phase, s.Generation, age(s.CreatedAt))
+		fmt.Fprintf(w, "%s\t%d\t%d\t%s\t%d\t%s\n", s.Cluster, s.ReadyReplicas, v.Desired(s), phase, s.Generation, age(s.CreatedAt))
 	}
+	ready, desired := v.Totals()
 	fmt.Fprintf(w, "TOTAL\t%d\t%d\t\t\t\n", ready, desired)
 	if err := w.Flush(); err != nil {
 		return err
@@ -403,58 +440,4 @@ func printAggregated(out io.Writer, v readmodel.Template) {
 		raw, _ := events.MarshalJSON(v.AggregatedStatus)
 		fmt.Fprintf(out, "Status:       %s\n", raw)
 	}
-}
-
-func getPlacements(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
-	ms, err := latest(ctx, bus, events.StreamPlacement, events.AllPlacements)
-	if err != nil {
-		return err
-	}
-	return printPlacements(out, l, readmodel.Decisions(ms))
-}
-
-func printPlacements(out io.Writer, l *listFlags, decisions []events.PlacementDecision) error {
-	items := selected(l, decisions, func(p events.PlacementDecision) string { return p.Key.Namespace })
-	if ok, err := printStructured(out, l.output, items); ok {
-		return err
-	}
-	w := table(out)
-	printPlacementHeader(w, l)
-	for _, p := range items {
-		printPlacementRow(w, l, p)
-	}
-	return w.Flush()
-}
-
-func printPlacementHeader(w io.Writer, l *listFlags) {
-	fmt.Fprint(w, "NAMESPACE\tNAME\tKIND\tSCHEDULED\tCLUSTERS\tAGE")
-	if l.output == "wide" {
-		fmt.Fprint(w, "\tSTRATEGY\tGENERATION\tEVICTED\tREASON")
-	}
-	fmt.Fprintln(w)
-}
-
-func printPlacementRow(w io.Writer, l *listFlags, p events.PlacementDecision) {
-	var cs []string
-	for _, c := range p.Clusters {
-		cs = append(cs, fmt.Sprintf("%s:%d", c.Name, c.Replicas))
-	}
-	clusters := orNone(strings.Join(cs, ","))
-	fmt.Fprintf(w, "%s\t%s\t%s\t%t\t%s\t%s", p.Key.Namespace, p.Key.Name, p.Key.Kind, p.Scheduled, clusters, age(p.DecidedAt))
-	if l.output == "wide" {
-		reason := p.Error
-		if reason == "" {
-			reason = p.Division
-		}
-		var evicted []string
-		for _, e := range p.Evictions {
-			state := "kept"
-			if !e.Kept() {
-				state = "purged"
-			}
-			evicted = append(evicted, e.Cluster+"("+e.Reason+","+state+")")
-		}
-		fmt.Fprintf(w, "\t%s\t%d\t%s\t%s", p.Strategy, p.Generation, orNone(strings.Join(evicted, ",")), reason)
-	}
-	fmt.Fprintln(w)
 }

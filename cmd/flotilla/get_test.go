@@ -14,57 +14,56 @@ import (
 func TestGetTables(t *testing.T) {
 	fixClock(t)
 	v := recordedViews(t)
-	decisions, work, published, clusters, myApp := v.decisions, v.work, v.published, v.clusters, v.myApp
+	myApp := v.myApp
 	for _, tt := range []struct {
 		name  string
 		print func(*bytes.Buffer) error
 		want  string
 	}{
 		{"get work -A -o wide shows every phase, Unknown status and health for a lost cluster", func(b *bytes.Buffer) error {
-			return printWork(b, &listFlags{all: true, output: "wide"}, work)
+			return getPrinted(b, v, "work", "-A", "-o", "wide")
 		}, `NAMESPACE   NAME     CLUSTER    STATUS     AGE   KIND         READY   HEALTH    GENERATION   OVERRIDES            MESSAGE
 default     my-app   cluster1   Running    3d    Deployment   4/4     Healthy   3            default/tag-images   
 default     my-app   cluster2   Pending    2d    Deployment   0/2     -         3                                 
-default     my-app   cluster3   Unknown    3d    Deployment   2/2     Unknown   3            default/tag-images   cluster Unreachable since 2026-11-28T10:00:00Z; last reported Evicted
+default     my-app   cluster3   Unknown    3d    Deployment   2/0     Unknown   3            default/tag-images   cluster Unreachable since 2026-11-28T10:00:00Z; last reported Evicted
 default     my-app   cluster2   Deleting   3d    Service      -       Healthy   3            default/tag-images   
-shop        web      cluster1   Deleting   3d    Deployment   1/1     Healthy   3            default/tag-images   
+shop        web      cluster1   Deleting   3d    Deployment   1/0     Healthy   3            default/tag-images   
 shop        web      cluster2   Pending    2d    Deployment   0/1     -         1                                 
 `},
 		{"get work lists one namespace", func(b *bytes.Buffer) error {
-			l := &listFlags{namespace: "shop"}
-			return printWork(b, l, work.Filter(func(s events.WorkStatus) bool { return l.wants(s.Key.Namespace) }))
+			return getPrinted(b, v, "work", "-n", "shop")
 		}, `NAME   CLUSTER    STATUS     AGE
 web    cluster1   Deleting   3d
 web    cluster2   Pending    2d
 `},
 		{"get templates -A -o wide names the claiming policy only while it exists", func(b *bytes.Buffer) error {
-			return printTemplates(b, b, &listFlags{all: true, output: "wide"}, published, "templates")
-		}, `NAMESPACE   NAME     KIND         GENERATION   POLICY                            AGE   BINDING REVISION   WARNINGS
-<cluster>   shop     Namespace    1            <none>                            3d    <none>             <none>
-default     my-app   Deployment   3            propagationpolicy/my-app-policy   3d    4                  <none>
-default     my-app   Service      2            <none>                            3d    <none>             spec.ports[0].name: empty
-shop        web      Deployment   1            <none>                            3d    1                  <none>
+			return getPrinted(b, v, "templates", "-A", "-o", "wide")
+		}, `NAMESPACE   NAME     KIND         READY   GENERATION   POLICY                            AGE   BINDING REVISION   WARNINGS
+            shop     Namespace    -       1            <none>                            3d    <none>             <none>
+default     my-app   Deployment   4/6     3            propagationpolicy/my-app-policy   3d    4                  <none>
+default     my-app   Service      -       2            <none>                            3d    <none>             spec.ports[0].name: empty
+shop        web      Deployment   0/1     1            <none>                            3d    1                  <none>
 `},
 		{"get deploy lists one kind in one namespace", func(b *bytes.Buffer) error {
-			return printTemplates(b, b, &listFlags{namespace: "default"}, published, "deploy")
-		}, `NAME     KIND         GENERATION   POLICY                            AGE
-my-app   Deployment   3            propagationpolicy/my-app-policy   3d
+			return getPrinted(b, v, "deploy")
+		}, `NAME     KIND         READY   GENERATION   POLICY                            AGE
+my-app   Deployment   4/6     3            propagationpolicy/my-app-policy   3d
 `},
 		{"get of a built-in kind with no templates says none are found", func(b *bytes.Buffer) error {
-			return printTemplates(b, b, &listFlags{namespace: "default"}, published, "pods")
+			return getPrinted(b, v, "pods")
 		}, "No resources found in default namespace.\n"},
 		{"get of a cluster-scoped kind says none are found without a namespace", func(b *bytes.Buffer) error {
-			return printTemplates(b, b, &listFlags{namespace: "default"}, published, "pv")
+			return getPrinted(b, v, "pv")
 		}, "No resources found\n"},
 		{"get clusters -o wide", func(b *bytes.Buffer) error {
-			return printClusters(b, &listFlags{output: "wide"}, clusters)
-		}, `NAME       VERSION   MODE   READY   AGE   STATE         PROVIDER   REGION   NODES   CPU(ALLOC/USED)   MEMORY(ALLOC/USED)   LABELS
-cluster1   v1.31.0   Push   True    3d    Ready         kind       eu       3/3     8/2               8Gi/8Gi              region=eu,tier=prod
-cluster2   v1.31.0   Push   True    3d    Ready         kind       eu       2/3     8/2               8Gi/8Gi              region=eu,tier=prod
-cluster3   v1.31.0   Push   False   3d    Unreachable   kind       us       1/3     8/2               8Gi/8Gi              region=us,tier=prod
+			return getPrinted(b, v, "clusters", "-o", "wide")
+		}, `NAME       VERSION   MODE   READY     AGE   STATE         PROVIDER   REGION   NODES   CPU(ALLOC/USED)   MEMORY(ALLOC/USED)
+cluster1   v1.31.0   Push   True      3d    Ready         kind       eu       3/3     8/2               8Gi/8Gi
+cluster2   v1.31.0   Push   True      3d    Ready         kind       eu       2/3     8/2               8Gi/8Gi
+cluster3   v1.31.0   Push   Unknown   3d    Unreachable   kind       us       1/3     8/2               8Gi/8Gi
 `},
 		{"get placements -A -o wide shows evictions", func(b *bytes.Buffer) error {
-			return printPlacements(b, &listFlags{all: true, output: "wide"}, decisions)
+			return getPrinted(b, v, "placements", "-A", "-o", "wide")
 		}, `NAMESPACE   NAME     KIND         SCHEDULED   CLUSTERS                AGE   STRATEGY           GENERATION   EVICTED                               REASON
 default     my-app   Deployment   true        cluster1:4,cluster2:2   2d    Divided/Weighted   3            cluster3(TaintUntolerated,kept)       6 replicas by static weight 2:1
 shop        web      Deployment   true        cluster2:1              2d    Duplicated         1            cluster1(ApplicationFailure,purged)   
@@ -75,8 +74,8 @@ shop        web      Deployment   true        cluster2:1              2d    Dupl
 CLUSTER    READY   DESIRED   STATUS    GENERATION   AGE
 cluster1   4       4         Running   3            3d
 cluster2   0       2         Pending   3            2d
-cluster3   2       2         Unknown   3            3d
-TOTAL      6       8                                
+cluster3   2       0         Unknown   3            3d
+TOTAL      4       6                                
 `},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,16 +88,16 @@ TOTAL      6       8
 
 func TestGetOfAnUnknownKindIsAnError(t *testing.T) {
 	var b bytes.Buffer
-	err := printTemplates(&b, &b, &listFlags{namespace: "default"}, recordedViews(t).published, "bogus")
-	if err == nil || !strings.Contains(err.Error(), `unknown resource "bogus"`) || b.Len() != 0 {
+	err := getPrinted(&b, recordedViews(t), "bogus")
+	if err == nil || !strings.Contains(err.Error(), `doesn't have a resource type "bogus"`) || b.Len() != 0 {
 		t.Errorf("got %v, printed %q", err, b.String())
 	}
 }
 
 func TestGetWorkWithJSONShowsTheJoinedPhaseNotTheLostClustersUnknown(t *testing.T) {
-	work := recordedViews(t).work
-	out := printed(t, func(b *bytes.Buffer) error { return printWork(b, &listFlags{all: true, output: "json"}, work) })
-	if strings.Contains(out, `"phase": "Unknown"`) || !strings.Contains(out, `"phase": "Evicted"`) {
+	v := recordedViews(t)
+	out := printed(t, func(b *bytes.Buffer) error { return getPrinted(b, v, "work", "-A", "-o", "json") })
+	if !strings.Contains(out, `"phase": "Unknown"`) || strings.Contains(out, `"phase": "Evicted"`) {
 		t.Errorf("-o json:\n%s", out)
 	}
 }
@@ -160,15 +159,16 @@ func TestGetWorkAndDescribeWorkAgreeOnEveryPhase(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			getWork := printed(t, func(b *bytes.Buffer) error { return printWork(b, &listFlags{output: "wide"}, work) })
+			f := readmodel.Fleet{Decisions: decisions, Work: work, Published: readmodel.NewPublished()}
+			getWork := printed(t, func(b *bytes.Buffer) error { return getPrinted(b, views{fleet: f}, "work", "-o", "wide") })
 			getPhase := ""
 			for _, line := range strings.Split(getWork, "\n") {
 				if f := strings.Fields(line); len(f) > 2 && f[1] == "cluster1" {
 					getPhase = f[2]
 				}
 			}
-			describe := printed(t, func(b *bytes.Buffer) error { describeWork(b, tv); return nil })
-			descPhase, descMsg := field(describe, "cluster1", "Status:"), field(describe, "cluster1", "Message:")
+			describe := printed(t, func(b *bytes.Buffer) error { describeWork(b, tv, f); return nil })
+			descPhase, descMsg := field(describe, "cluster1", "STATUS"), field(describe, "cluster1", "MESSAGE")
 			getOne := printed(t, func(b *bytes.Buffer) error { return printTemplate(b, tv) })
 			onePhase := ""
 			for _, line := range strings.Split(getOne, "\n") {
@@ -186,17 +186,17 @@ func TestGetWorkAndDescribeWorkAgreeOnEveryPhase(t *testing.T) {
 	}
 }
 
-// field returns the value of the first label line of cluster's block in
-// describe work's output.
-func field(describe, cluster, label string) string {
-	_, block, ok := strings.Cut(describe, "Cluster:      "+cluster+"\n")
-	if !ok {
-		return ""
-	}
-	block, _, _ = strings.Cut(block, "  Cluster:")
-	for _, line := range strings.Split(block, "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), label); ok {
-			return strings.TrimSpace(v)
+// field returns cluster's value in column of describe work's Work table.
+func field(describe, cluster, column string) string {
+	_, work, _ := strings.Cut(describe, "Work:\n")
+	lines := strings.Split(work, "\n")
+	at := strings.Index(lines[0], column)
+	for _, line := range lines[1:] {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == cluster && at >= 0 && at < len(line) {
+			if column == "MESSAGE" {
+				return strings.TrimSpace(line[at:])
+			}
+			return strings.Fields(line[at:])[0]
 		}
 	}
 	return ""

@@ -73,6 +73,20 @@ have: it is ignored with a note.`,
 			}
 			ctx := cmd.Context()
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				members, err := readClusters(ctx, bus)
+				if err != nil {
+					return err
+				}
+				verb := verbCreated
+				for _, m := range members {
+					switch {
+					case m.Registration.Name == name:
+						verb = verbConfigured
+					case endpoint != "" && m.Registration.Spec.APIEndpoint == endpoint:
+						return fmt.Errorf("%s: its server %s is already joined as %s: one cluster joined twice would get every workload twice "+
+							"(flotilla unjoin %s first, or join it again as %s)", file, endpoint, m.Registration.Name, m.Registration.Name, m.Registration.Name)
+					}
+				}
 				key, err := fetchSealKey(ctx, bus)
 				if err != nil {
 					return err
@@ -107,8 +121,8 @@ have: it is ignored with a note.`,
 					return err
 				}
 				return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, []outgoing{
-					{events.InputSubject(sk), se, sk, "secret/" + secretName},
-					{events.InputSubject(ck), ce, ck, "cluster.cluster.karmada.io/" + name},
+					{events.InputSubject(sk), se, sk, "secret/" + secretName, verb},
+					{events.InputSubject(ck), ce, ck, "cluster.cluster.karmada.io/" + name, verb},
 				}, timeout)
 			})
 		},

@@ -83,6 +83,14 @@ See where they run:         flotilla get work`,
 	}
 	root.PersistentFlags().StringVar(&g.natsURL, "nats-url", defURL, "NATS server URL (env FLOTILLA_NATS_URL)")
 	root.PersistentFlags().StringVar(&g.creds, "creds", os.Getenv(credentialsEnv), "NATS credentials file (env "+credentialsEnv+"; default: the credentials `flotilla up` registered for --nats-url)")
+	var version bool
+	root.Flags().BoolVar(&version, "version", false, "print the versions of the CLI, the daemons seen on the bus and the NATS server")
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if version {
+			return printVersion(cmd, g, false)
+		}
+		return cmd.Help()
+	}
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format: json or console (default: console on a terminal, json otherwise)")
 	root.AddGroup(&cobra.Group{ID: "daemons", Title: "Daemons:"}, &cobra.Group{ID: "client", Title: "Client commands:"})
@@ -90,8 +98,8 @@ See where they run:         flotilla get work`,
 		c.GroupID = "daemons"
 		root.AddCommand(c)
 	}
-	for _, c := range []*cobra.Command{newJoin(g), newApply(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newReschedule(g), newWatch(g), newReplay(g), newPublish(g), newCreds(g),
-		newSimulate(g),
+	for _, c := range []*cobra.Command{newJoin(g), newUnjoin(g), newApply(g), newDiff(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newScale(g),
+		newReschedule(g), newWatch(g), newReplay(g), newPublish(g), newCreds(g), newSimulate(g), newVersion(g),
 		bench.NewCommand(cpuProfileEnv, func(err error) error { return exitError{err} }),
 	} {
 		c.GroupID = "client"

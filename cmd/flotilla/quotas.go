@@ -1,43 +1,28 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"io"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/flotilla-io/flotilla/events"
-	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
-// getQuotas lists the FederatedResourceQuotas with their overallUsed.
-func getQuotas(ctx context.Context, out io.Writer, bus *natsbus.Bus, l *listFlags) error {
-	p, err := readPublished(ctx, bus)
-	if err != nil {
-		return err
-	}
-	ms, err := latest(ctx, bus, events.StreamPlacement, events.AllPlacements)
-	if err != nil {
-		return err
-	}
-	return printQuotas(out, l, readmodel.Quotas(p, ms))
+// quotaColumns are `get federatedresourcequotas`'s columns.
+var quotaColumns = []string{"NAME", "OVERALL", "OVERALL_USED", "AGE"}
+
+func quotaCells(f readmodel.Fleet, q readmodel.Quota) []any {
+	r := q.Record()
+	return []any{q.Name, resourceString(q.Overall), orNone(resourceString(q.OverallUsed)), age(f.Published.Created(r.Key, r.UpdatedAt))}
 }
 
-func printQuotas(out io.Writer, l *listFlags, quotas []readmodel.Quota) error {
-	items := selected(l, quotas, func(q readmodel.Quota) string { return q.Namespace })
-	if ok, err := printStructured(out, l.output, items); ok {
-		return err
-	}
-	w := table(out)
-	fmt.Fprintln(w, "NAMESPACE\tNAME\tOVERALL\tOVERALL_USED\tAGE")
-	for _, q := range items {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", namespaceColumn(q.Namespace), q.Name, resourceString(q.Overall), orNone(resourceString(q.OverallUsed)), age(q.Record().UpdatedAt))
-	}
-	return w.Flush()
+// quotaObject is the quota as applied, with Karmada's status: overall and
+// overallUsed.
+func quotaObject(f readmodel.Fleet, q readmodel.Quota) map[string]any {
+	obj := f.RecordObject(q.Record())
+	obj["status"] = map[string]any{"overall": q.Overall, "overallUsed": q.OverallUsed}
+	return obj
 }
 
 // resourceString writes a resource list as "cpu: 2, memory: 4Gi", names sorted.

@@ -34,10 +34,10 @@ func warnUnreadable(w io.Writer, ms []natsbus.Message) {
 	for _, m := range ms {
 		switch {
 		case m.Unreadable != nil:
-			fmt.Fprintf(w, "warning: %s: %s sequence %d is unreadable (%v); showing sequence %d, the newest readable\n",
+			fmt.Fprintf(w, "Warning: %s: %s sequence %d is unreadable (%v); showing sequence %d, the newest readable\n",
 				m.Subject, m.Stream, m.Unreadable.Sequence, m.Unreadable.Err, m.Sequence)
 		case m.Err != nil:
-			fmt.Fprintf(w, "warning: %s: %s sequence %d is unreadable (%v) and nothing readable precedes it; left out\n",
+			fmt.Fprintf(w, "Warning: %s: %s sequence %d is unreadable (%v) and nothing readable precedes it; left out\n",
 				m.Subject, m.Stream, m.Sequence, m.Err)
 		}
 	}

@@ -27,13 +27,13 @@ func TestGetReadsPastAnUnreadableLatestRowAndWarns(t *testing.T) {
 	if err := bus.PublishRaw(ctx, events.PlacementSubject(appKey), nil, []byte("garbage")); err != nil {
 		t.Fatal(err)
 	}
-	warning := "warning: flotilla.placement.default.apps.Deployment.my-app: FLOTILLA_PLACEMENT sequence 2 is unreadable " +
+	warning := "Warning: flotilla.placement.default.apps.Deployment.my-app: FLOTILLA_PLACEMENT sequence 2 is unreadable " +
 		`(not a CloudEvent 1.0: ce-specversion is ""); showing sequence 1, the newest readable` + "\n"
 	for _, tt := range []struct {
 		args    []string
 		wantOut string
 	}{
-		{[]string{"get", "placements"}, "NAMESPACE   NAME     KIND         SCHEDULED   CLUSTERS     AGE\ndefault     my-app   Deployment   true        cluster1:2   3d\n"},
+		{[]string{"get", "placements"}, "NAME     KIND         SCHEDULED   CLUSTERS     AGE\nmy-app   Deployment   true        cluster1:2   3d\n"},
 		{[]string{"get", "work"}, "NAME     CLUSTER    STATUS    AGE\nmy-app   cluster1   Pending   3d\n"},
 	} {
 		t.Run(tt.args[1], func(t *testing.T) {

@@ -26,13 +26,17 @@ func newReplay(g *globals) *cobra.Command {
 	var fromSeq uint64
 	var subjects []string
 	var stream, output string
+	var wide bool
 	c := &cobra.Command{
 		Use:   "replay (--since DURATION | --from-seq N) [--subject S]... [--stream NAME]",
 		Short: "Print the recorded event history, for audit",
 		Long: `Print what was recorded on the bus: every applied object, decision,
 placement, status change and dead letter, oldest first. --from-seq counts
 within one stream (give --stream). Without --stream all streams are merged by time.
---subject may be given several times: events on any of them are printed.`,
+--subject may be given several times: events on any of them are printed.
+SUMMARY says in one line what each event is; --wide adds the CAUSATION
+column (the id of the event that caused it) and prints every SUMMARY whole
+(else it is cut at 160 characters).`,
 		Example: "  flotilla replay --since 1h\n  flotilla replay --since 10m --subject 'flotilla.placement.>'\n  flotilla replay --since 10m --subject 'flotilla.object.>' --subject 'flotilla.binding.>'\n  flotilla replay --stream FLOTILLA_PLACEMENT --from-seq 1 -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -88,7 +92,11 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 					return nil
 				}
 				w := table(out)
-				fmt.Fprintln(w, "TIME\tSTREAM\tSEQ\tTYPE\tSUBJECT\tCAUSATION\tSUMMARY")
+				if wide {
+					fmt.Fprintln(w, "TIME\tSTREAM\tSEQ\tTYPE\tSUBJECT\tCAUSATION\tSUMMARY")
+				} else {
+					fmt.Fprintln(w, "TIME\tSTREAM\tSEQ\tTYPE\tSUBJECT\tSUMMARY")
+				}
 				for _, m := range all {
 					typ, causation, summary := "<not a CloudEvent>", "", ""
 					if m.Err != nil {
@@ -96,7 +104,13 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 					} else {
 						typ, causation, summary = m.Event.Type(), events.CausationID(m.Event), summarize(m.Event)
 					}
-					fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", m.Time.Format("2006-01-02T15:04:05.000Z07:00"), m.Stream, m.Sequence, typ, m.Subject, causation, summary)
+					if r := []rune(summary); !wide && len(r) > summaryWidth {
+						summary = string(r[:summaryWidth-1]) + "…"
+					}
+					if wide {
+						summary = causation + "\t" + summary
+					}
+					fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%s\t%s\n", m.Time.Format("2006-01-02T15:04:05.000Z07:00"), m.Stream, m.Sequence, typ, m.Subject, summary)
 				}
 				return w.Flush()
 			})
@@ -107,8 +121,12 @@ within one stream (give --stream). Without --stream all streams are merged by ti
 	c.Flags().StringArrayVar(&subjects, "subject", nil, "only this NATS subject (wildcards allowed: flotilla.placement.>); repeat for several")
 	c.Flags().StringVar(&stream, "stream", "", "only this stream (FLOTILLA_INPUT, FLOTILLA_POLICY, FLOTILLA_HEALTH, FLOTILLA_PLACEMENT, FLOTILLA_WORK, FLOTILLA_DEADLETTER)")
 	c.Flags().StringVarP(&output, "output", "o", "", "json: one JSON object per event")
+	c.Flags().BoolVar(&wide, "wide", false, "add CAUSATION and print every SUMMARY whole")
 	return c
 }
+
+// summaryWidth is where replay cuts a SUMMARY without --wide.
+const summaryWidth = 160
 
 // streamCovers reports whether subject can match one of the stream's subjects.
 func streamCovers(s events.StreamSpec, subject string) bool {
@@ -119,52 +137,6 @@ func streamCovers(s events.StreamSpec, subject string) bool {
 		}
 	}
 	return false
-}
-
-// summarize says in one line what a placement or failover event changed,
-// what a health event reported, or what a dead letter gave up on and why
-// ("" for other types): the audit trail of where each workload went and why.
-func summarize(e events.Event) string {
-	switch events.Type(e.Type()) {
-	case events.TypeEventDeadLettered:
-		var dl events.DeadLetter
-		if events.Decode(e, &dl) != nil {
-			return ""
-		}
-		return fmt.Sprintf("%s gave up on %s %d (%s): %s", dl.Consumer, dl.Stream, dl.Sequence, dl.Subject, dl.Reason)
-	case events.TypePlacementDecided:
-		var p events.PlacementDecision
-		if events.Decode(e, &p) != nil {
-			return ""
-		}
-		if !p.Scheduled {
-			return "unschedulable: " + p.Error
-		}
-		return targetList(p.Clusters)
-	case events.TypeFailoverEvicted:
-		var r events.FailoverRecord
-		if events.Decode(e, &r) != nil {
-			return ""
-		}
-		s := fmt.Sprintf("evicted from %s (%s: %s): %s -> %s", r.Eviction.Cluster, r.Eviction.Reason, r.Eviction.Message, targetList(r.From), targetList(r.To))
-		if r.Error != "" {
-			s += " (" + r.Error + ")"
-		}
-		return s
-	case events.TypeFailoverPurged:
-		var r events.FailoverRecord
-		if events.Decode(e, &r) != nil {
-			return ""
-		}
-		return fmt.Sprintf("old copy in %s released for deletion: %s", r.Eviction.Cluster, r.Eviction.PurgeReason)
-	case events.TypeClusterHealthChanged:
-		var c events.ClusterHealth
-		if events.Decode(e, &c) != nil {
-			return ""
-		}
-		return c.Cluster + " " + c.State
-	}
-	return ""
 }
 
 func targetList(cs []events.TargetCluster) string {

@@ -104,11 +104,11 @@ order]}; renderErrors {cluster: reason} only when an override fails there
 			}
 			errw := cmd.ErrOrStderr()
 			for _, w := range rep.Warnings {
-				fmt.Fprintln(errw, "warning:", w)
+				fmt.Fprintln(errw, "Warning:", w)
 			}
 			for _, r := range rep.Results {
 				for _, w := range r.Warnings {
-					fmt.Fprintf(errw, "warning: %s: %s\n", resourceLabel(r.Resource), w)
+					fmt.Fprintf(errw, "Warning: %s: %s\n", resourceLabel(r.Resource), w)
 				}
 			}
 			return printSimulation(cmd.OutOrStdout(), output, rep)
@@ -126,7 +126,7 @@ func loadForSimulation(cmd *cobra.Command, files []string) ([]validation.Documen
 	res := simulate.Load(files, cmd.InOrStdin())
 	errw := cmd.ErrOrStderr()
 	for _, w := range res.Warnings {
-		fmt.Fprintln(errw, "warning:", validation.Format(w))
+		fmt.Fprintln(errw, "Warning:", validation.Format(w))
 	}
 	if len(res.Errors) > 0 {
 		for _, e := range res.Errors {

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,14 +49,12 @@ spec:
 `, ns)))
 	s.mustCLI("apply", "-f", s.write("a.yaml", deployment("a")))
 	phases := func() (string, error) {
-		var got struct {
-			Items []events.WorkStatus `json:"items"`
-		}
-		if err := json.Unmarshal([]byte(s.mustCLI("get", "work", "-n", ns, "-o", "json")), &got); err != nil {
+		items, err := s.workItemsIn(ns)
+		if err != nil {
 			return "", err
 		}
 		var ps []string
-		for _, w := range got.Items {
+		for _, w := range items {
 			ps = append(ps, w.Key.Name+"/"+w.Cluster+"="+w.Phase)
 		}
 		return strings.Join(ps, " "), nil
@@ -91,11 +88,7 @@ spec:
 		t.Fatal(err)
 	}
 	deadLetters := func() ([]events.DeadLetter, error) {
-		var got struct {
-			Items []events.DeadLetter `json:"items"`
-		}
-		err := json.Unmarshal([]byte(s.mustCLI("get", "deadletters", "-o", "json")), &got)
-		return got.Items, err
+		return s.deadLettersOnBus()
 	}
 	oneDeadLetter := func() error {
 		dls, err := deadLetters()

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -48,15 +47,12 @@ spec:
 
 // placementsOf reads the latest placement of every template of ns.
 func (s *system) placementsOf(ns string) (map[string]events.PlacementDecision, error) {
-	var ps struct {
-		Items []events.PlacementDecision `json:"items"`
-	}
-	out, errOut, _ := s.cli("get", "placements", "-n", ns, "-o", "json")
-	if err := json.Unmarshal([]byte(out), &ps); err != nil {
-		return nil, fmt.Errorf("%v: %s%s", err, out, errOut)
+	ps, err := s.decisionsIn(ns)
+	if err != nil {
+		return nil, err
 	}
 	byName := map[string]events.PlacementDecision{}
-	for _, p := range ps.Items {
+	for _, p := range ps {
 		byName[p.Key.Name] = p
 	}
 	return byName, nil

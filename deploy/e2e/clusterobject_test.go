@@ -73,7 +73,7 @@ spec:
 		}
 		return nil
 	})
-	if out := s.mustCLI("describe", "cluster", "aws-prod"); !strings.Contains(out, "Ready:         true") || !strings.Contains(out, "ClusterReady") {
+	if out := s.mustCLI("describe", "cluster", "aws-prod"); !strings.Contains(out, "Ready:          True") || !strings.Contains(out, "ClusterReady") {
 		t.Fatalf("describe cluster:\n%s", out)
 	}
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -23,6 +22,7 @@ import (
 // repository, as a user would, against this run's sandbox.
 func (s *system) sandboxCluster(verb, name string) {
 	s.t.Helper()
+	keepLockFromMembers()
 	cmd := exec.Command("make", "-s", "-C", filepath.Join("..", ".."), "cluster-"+verb, "NAME="+name)
 	cmd.Env = append(os.Environ(), "SANDBOX_DIR="+s.sandbox)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -58,16 +58,13 @@ func (m *stoppableMember) start() {
 	m.stopped = false
 }
 
-// latestPlacement reads a template's placement as `flotilla get placements -o json` shows it.
+// latestPlacement reads a template's latest placement from the bus.
 func (s *system) latestPlacement(ns, name string) (events.PlacementDecision, error) {
-	var got struct {
-		Items []events.PlacementDecision `json:"items"`
+	ps, err := s.decisionsIn(ns)
+	if err != nil {
+		return events.PlacementDecision{}, err
 	}
-	out := s.mustCLI("get", "placements", "-n", ns, "-o", "json")
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
-		return events.PlacementDecision{}, fmt.Errorf("%v: %s", err, out)
-	}
-	for _, p := range got.Items {
+	for _, p := range ps {
 		if p.Key.Name == name {
 			return p, nil
 		}

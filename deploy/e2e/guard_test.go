@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,7 +86,7 @@ spec:
 		t.Fatalf("apply of the 2^31-1 replica Deployment: want exit 1 and %q, got exit %d, %v\nstdout: %s\nstderr: %s", wantReason, code, err, out, errOut)
 	}
 	out, errOut, code, err = waitSmall()
-	if err != nil || code != 0 || strings.Count(out, " accepted (generation 1)") != small {
+	if err != nil || code != 0 || strings.Count(out, " created (generation 1)") != small {
 		t.Fatalf("apply of %d small Deployments: exit %d, %v\nstdout: %s\nstderr: %s", small, code, err, out, errOut)
 	}
 
@@ -151,17 +150,14 @@ spec:
 }
 
 // placements returns the clusters and replicas of every template of ns
-// that `flotilla get placements -o json` shows placed.
+// that the bus shows placed.
 func (s *system) placements(ns string) (map[string]map[string]int32, error) {
-	var got struct {
-		Items []events.PlacementDecision `json:"items"`
-	}
-	out := s.mustCLI("get", "placements", "-n", ns, "-o", "json")
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
+	ps, err := s.decisionsIn(ns)
+	if err != nil {
 		return nil, err
 	}
 	res := map[string]map[string]int32{}
-	for _, p := range got.Items {
+	for _, p := range ps {
 		if !p.Scheduled {
 			continue
 		}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -46,18 +45,18 @@ spec:
 `, ns, containerPort)
 }
 
-// workIn is web's work status in cluster1, as `get work -o json` shows it.
+// workIn is web's work status in cluster1, as the read model joins it.
 func (s *system) workIn(ns string) (events.WorkStatus, error) {
-	var got struct{ Items []events.WorkStatus }
-	if err := json.Unmarshal([]byte(s.mustCLI("get", "work", "-n", ns, "-o", "json")), &got); err != nil {
+	items, err := s.workItemsIn(ns)
+	if err != nil {
 		return events.WorkStatus{}, err
 	}
-	for _, w := range got.Items {
+	for _, w := range items {
 		if w.Key.Name == "web" && w.Cluster == "cluster1" {
 			return w, nil
 		}
 	}
-	return events.WorkStatus{}, fmt.Errorf("no work for web in cluster1: %+v", got.Items)
+	return events.WorkStatus{}, fmt.Errorf("no work for web in cluster1: %+v", items)
 }
 
 var appliesSent = regexp.MustCompile(`(?m)^flotilla_executor_applies_total\{cluster="cluster1"\} (\d+)`)

@@ -42,8 +42,13 @@ func TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries(t *testing.T) {
 		return nil
 	})
 
-	if _, errOut, code := s.cli("describe", "work", "my-app"); code == 0 || !strings.Contains(errOut, "deployment/my-app or service/my-app") && !strings.Contains(errOut, "service/my-app or deployment/my-app") {
-		t.Errorf("describe work my-app names a Deployment and a Service; want an error asking which, got exit %d: %s", code, errOut)
+	// work is the type: my-app names the work of the Deployment and of the
+	// Service; without a type the name is ambiguous.
+	if out, errOut, code := s.cli("describe", "work", "my-app"); code != 0 || !strings.Contains(out, "Kind:         Deployment") || !strings.Contains(out, "Kind:         Service") {
+		t.Errorf("describe work my-app: want the work of both templates, got exit %d: %s%s", code, out, errOut)
+	}
+	if _, errOut, code := s.cli("explain", "my-app"); code == 0 || !strings.Contains(errOut, "deployment/my-app or service/my-app") {
+		t.Errorf("explain my-app names a Deployment and a Service; want an error asking which, got exit %d: %s", code, errOut)
 	}
 	// Ready counts follow the members' pods: eventually 6 of 6, 3 of 3 in
 	// cluster1 (a first placement made before every member was Ready may
@@ -55,7 +60,7 @@ func TestSeed000PlacesMyAppThreeTwoOneWithPerClusterRegistries(t *testing.T) {
 		}
 		return nil
 	})
-	if out := s.mustCLI("describe", "work", "deployment/my-app", "-n", "default"); !strings.Contains(out, "Cluster:      cluster2") || !strings.Contains(out, "OverridePolicy/default/my-app-override") {
+	if out := s.mustCLI("describe", "work", "deployment/my-app", "-n", "default"); !regexp.MustCompile(`(?m)^\s+cluster2\s+`).MatchString(out) || !strings.Contains(out, "OverridePolicy/default/my-app-override") {
 		t.Errorf("describe work:\n%s", out)
 	}
 

@@ -7,7 +7,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -250,22 +249,8 @@ func (s *system) joinAll() {
 func (s *system) waitReady(n int) {
 	s.t.Helper()
 	eventually(s.t, 60*time.Second, "members Ready", func() error {
-		var got struct {
-			Items []struct {
-				Registration struct{ Name string }
-				Health       *struct{ Ready bool }
-			}
-		}
-		out := s.mustCLI("get", "clusters", "-o", "json")
-		if err := json.Unmarshal([]byte(out), &got); err != nil {
-			return err
-		}
-		ready := 0
-		for _, c := range got.Items {
-			if c.Health != nil && c.Health.Ready {
-				ready++
-			}
-		}
+		out := s.mustCLI("get", "clusters", "-o", "jsonpath={range .items[*]}{.status.conditions[?(@.type==\"Ready\")].status}{\"\\n\"}{end}")
+		ready := strings.Count(out, "True")
 		if ready != n {
 			return fmt.Errorf("%d of %d Ready: %s", ready, n, out)
 		}

@@ -263,7 +263,11 @@ func (c *Consumer) handle(ctx context.Context, d *delivery, h events.Handler, p 
 	if err == nil {
 		d.typ = e.Type()
 		d.effects = &batch{}
-		hctx, cancel := context.WithTimeout(context.WithValue(ctx, batchKey{}, d.effects), c.spec.Deadline)
+		hctx := context.WithValue(ctx, batchKey{}, d.effects)
+		if d.md != nil {
+			hctx = events.WithDelivery(hctx, events.Delivery{Stream: d.md.Stream, Sequence: d.md.Sequence.Stream, Delivered: d.delivered})
+		}
+		hctx, cancel := context.WithTimeout(hctx, c.spec.Deadline)
 		err = safeHandle(hctx, h, e)
 		if err != nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
 			err = fmt.Errorf("past the handler deadline of %s: %w", c.spec.Deadline, err)

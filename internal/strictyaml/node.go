@@ -72,6 +72,14 @@ func (v *Node) Get(key string) *Node {
 	return nil
 }
 
+// Items returns the elements of a sequence, or nil.
+func (v *Node) Items() []*Node {
+	if v == nil || v.kind != Seq {
+		return nil
+	}
+	return v.items
+}
+
 // KeyLine returns the line of key in a mapping, or the mapping's own line.
 func (v *Node) KeyLine(key string) int {
 	for i, k := range v.keys {

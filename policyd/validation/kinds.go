@@ -296,3 +296,21 @@ func ClusterScopedKind(kind string) bool {
 	}
 	return false
 }
+
+// UnknownKind reports whether apiVersion/kind names no kind Flotilla knows
+// (neither Karmada's nor a Kubernetes built-in: a custom resource, or a
+// typo such as app/v1), and, when kind is a built-in kind, the apiVersions
+// that serve it, as a suggestion.
+func UnknownKind(apiVersion, kind string) (unknown bool, suggest []string) {
+	info, field, _ := resolveKind(apiVersion, kind)
+	if field != "" || info.class != classUnknown {
+		return false, nil
+	}
+	for gvk := range builtins.AllKnownTypes() {
+		if gvk.Kind == kind && gvk.Version != "" {
+			suggest = append(suggest, gvk.GroupVersion().String())
+		}
+	}
+	slices.Sort(suggest)
+	return true, slices.Compact(suggest)
+}

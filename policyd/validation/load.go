@@ -137,24 +137,49 @@ func LoadBytes(file string, data []byte) Result {
 	return res
 }
 
+// loadBytes validates every document of one file. A v1 List (what `get
+// -o yaml` prints, as kubectl's) stands for its items: each is a document
+// of its own, numbered on from the list's place.
 func (res *Result) loadBytes(file string, data []byte) {
-	for i, d := range strictyaml.Parse(file, data) {
-		index := i + 1
+	index := 0
+	for _, d := range strictyaml.Parse(file, data) {
 		res.Errors = append(res.Errors, d.Problems...)
 		if d.Root == nil {
+			index++
 			continue
 		}
-		doc, rep := validateTree(d.Root, d.Root.Line())
-		byLine(rep.errs)
-		byLine(rep.warns)
-		doc.File, doc.Index = file, index
-		res.Docs = append(res.Docs, doc)
-		for _, p := range rep.errs {
-			res.Errors = append(res.Errors, place(p, file, index))
+		roots := []*strictyaml.Node{d.Root}
+		if items, ok := listItems(d.Root); ok {
+			roots = items
 		}
-		for _, p := range rep.warns {
-			res.Warnings = append(res.Warnings, place(p, file, index))
+		for _, root := range roots {
+			index++
+			res.loadRoot(file, index, root)
 		}
+	}
+}
+
+// listItems returns the items of a v1 List document; ok is false for any
+// other document.
+func listItems(root *strictyaml.Node) ([]*strictyaml.Node, bool) {
+	kind, apiVersion := root.Get("kind"), root.Get("apiVersion")
+	if kind == nil || apiVersion == nil || kind.Kind() != strictyaml.String || kind.Str() != "List" || apiVersion.Str() != "v1" {
+		return nil, false
+	}
+	return root.Get("items").Items(), true
+}
+
+func (res *Result) loadRoot(file string, index int, root *strictyaml.Node) {
+	doc, rep := validateTree(root, root.Line())
+	byLine(rep.errs)
+	byLine(rep.warns)
+	doc.File, doc.Index = file, index
+	res.Docs = append(res.Docs, doc)
+	for _, p := range rep.errs {
+		res.Errors = append(res.Errors, place(p, file, index))
+	}
+	for _, p := range rep.warns {
+		res.Warnings = append(res.Warnings, place(p, file, index))
 	}
 }
 

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/readmodel"
+)
+
+// What an apply does to each object, in kubectl's words.
+const (
+	verbCreated    = "created"
+	verbConfigured = "configured"
+	verbUnchanged  = "unchanged"
+)
+
+// stripServerFields drops what the system sets and `get -o yaml` prints
+// (readmodel.ServerFields, and status, which the members report), as the
+// API server ignores them on apply: what `get -o yaml` prints applies back
+// unchanged.
+func stripServerFields(obj map[string]any) {
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		for _, f := range readmodel.ServerFields {
+			delete(md, f)
+		}
+	}
+}
+
+// classify says what applying d does against the accepted objects p:
+// created (no such object), configured (it differs) or unchanged (the
+// same object is accepted: nothing is published). Sealed credentials are
+// never compared (their sealing differs every time).
+func classify(p readmodel.Published, d validation.Document, sealed bool) string {
+	rec, ok := p.Records[events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)]
+	switch {
+	case !ok:
+		return verbCreated
+	case sealed:
+		return verbConfigured
+	}
+	applied, err := json.Marshal(d.Object)
+	if err == nil && sameData(applied, rec.Object) {
+		return verbUnchanged
+	}
+	return verbConfigured
+}
+
+// reportUnchanged prints the objects apply leaves as they are.
+func reportUnchanged(out io.Writer, d validation.Document) {
+	fmt.Fprintf(out, "%s %s\n", label(d.Kind, d.APIVersion, d.Name), verbUnchanged)
+}
+
+// preflight checks docs against what is accepted before anything is
+// published: a template of a kind Flotilla does not know (a custom
+// resource, or a typo such as app/v1) is refused unless allowUnknown or a
+// template of that kind is accepted already; then it warns of what would
+// surprise (readmodel.ApplyWarnings).
+func preflight(ctx context.Context, errw io.Writer, bus *natsbus.Bus, accepted readmodel.Published, docs []validation.Document, allowUnknown bool) error {
+	kinds := map[string]bool{}
+	for k := range accepted.Records {
+		kinds[k.Group+"/"+k.Kind] = true
+	}
+	refused := 0
+	for _, d := range docs {
+		unknown, suggest := validation.UnknownKind(d.APIVersion, d.Kind)
+		if !unknown || allowUnknown || kinds[events.KeyOf(d.APIVersion, d.Kind, "", "").Group+"/"+d.Kind] {
+			continue
+		}
+		refused++
+		hint := ""
+		if len(suggest) > 0 {
+			hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(suggest, " or "))
+		}
+		fmt.Fprintf(errw, "error: %s: document %d: line %d: apiVersion: %s %s is no kind Flotilla knows%s: a typo would start a new kind of template; "+
+			"pass --allow-unknown-kinds to apply a custom resource\n", d.File, d.Index, d.Line, d.APIVersion, d.Kind, hint)
+	}
+	if refused > 0 {
+		fmt.Fprintf(errw, "nothing was applied: %d error(s)\n", refused)
+		return exitError{errors.New("unknown kind")}
+	}
+	clusters, err := readClusters(ctx, bus)
+	if err != nil {
+		return err
+	}
+	for _, w := range readmodel.ApplyWarnings(accepted, readmodel.MemberNames(clusters), docs) {
+		fmt.Fprintln(errw, "Warning:", w)
+	}
+	return nil
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/readmodel"
+)
+
+func newDiff(g *globals) *cobra.Command {
+	var files []string
+	c := &cobra.Command{
+		Use:   "diff -f FILE|DIR|-",
+		Short: "Show what an apply would change against the accepted objects, as a unified diff",
+		Long: `Show, as a unified diff of YAML, what applying the files would change against
+the objects policyd accepted (status and server-set metadata left out, as
+apply ignores them). A new object is a diff against nothing. Exit status, as
+kubectl diff: 0 nothing would change, 1 something would, >1 an error.`,
+		Example: "  flotilla diff -f examples/seed000/\n  flotilla get deploy my-app -o yaml | sed s/replicas: 6/replicas: 9/ | flotilla diff -f -",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := load(cmd, files)
+			if err != nil {
+				return withExit{err, 2}
+			}
+			ctx := cmd.Context()
+			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				p, err := readPublished(ctx, bus)
+				if err != nil {
+					return withExit{err, 2}
+				}
+				differ := 0
+				for _, d := range res.Docs {
+					stripServerFields(d.Object)
+					key := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+					before := ""
+					name := label(d.Kind, d.APIVersion, d.Name)
+					if r, ok := p.Records[key]; ok {
+						b, err := yaml.Marshal(readmodel.AppliedObject(r))
+						if err != nil {
+							return withExit{err, 2}
+						}
+						before = string(b)
+					}
+					after, err := yaml.Marshal(d.Object)
+					if err != nil {
+						return withExit{err, 2}
+					}
+					text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(before), B: difflib.SplitLines(string(after)),
+						FromFile: "accepted/" + name, ToFile: "applied/" + name, Context: 3})
+					if err != nil {
+						return withExit{err, 2}
+					}
+					if text != "" {
+						differ++
+						fmt.Fprint(cmd.OutOrStdout(), text)
+					}
+				}
+				if differ > 0 {
+					// Exit status 1, as kubectl diff: the diff said it all.
+					return exitError{fmt.Errorf("%d object(s) differ", differ)}
+				}
+				return nil
+			})
+		},
+	}
+	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	_ = c.MarkFlagRequired("filename")
+	return c
+}
+
+// withExit gives an error its exit status.
+type withExit struct {
+	error
+	code int
+}
+
+func (e withExit) ExitCode() int { return e.code }
+func (e withExit) Unwrap() error { return e.error }

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/readmodel"
+)
+
+// watchedStreams are the streams whose events change the views.
+var watchedStreams = []struct {
+	stream  string
+	filters []string
+}{
+	{events.StreamPolicy, []string{events.AllObjects, events.AllBindings, events.AllMembers}},
+	{events.StreamPlacement, []string{events.AllPlacements}},
+	{events.StreamWork, []string{events.AllWork}},
+	{events.StreamHealth, []string{events.AllHealth, events.AllCapacity}},
+}
+
+// watchGet is `get -w`: after the listing, every row that changes is
+// printed again, as kubectl's watch does, until interrupted. Changes are
+// read from the streams; a burst of events is printed once, settled.
+func watchGet(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, targets []readmodel.Target, l *listFlags, sel labels.Selector) error {
+	changed := make(chan struct{}, 1)
+	for _, s := range watchedStreams {
+		go func() {
+			_ = bus.Watch(ctx, s.stream, s.filters, true, func(natsbus.Message) {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			})
+		}()
+	}
+	last, err := rowsNow(ctx, bus, targets, l, sel)
+	if err != nil {
+		return err
+	}
+	quiet := *l
+	quiet.noHeaders = true
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		}
+		time.Sleep(200 * time.Millisecond) // let the burst settle
+		rows, err := rowsNow(ctx, bus, targets, l, sel)
+		if err != nil {
+			fmt.Fprintln(errw, "Warning:", err)
+			continue
+		}
+		for _, k := range rows.order {
+			if last.lines[k] != rows.lines[k] {
+				if l.objects() {
+					_ = printObjects(out, &quiet.printFlags, []*unstructured.Unstructured{rows.objs[k]}, true)
+					continue
+				}
+				fmt.Fprint(out, rows.lines[k])
+			}
+		}
+		last = rows
+	}
+}
+
+// watchRows are the rows of a listing, by object and row, as printed.
+type watchRows struct {
+	order []string
+	lines map[string]string
+	objs  map[string]*unstructured.Unstructured
+}
+
+func rowsNow(ctx context.Context, bus *natsbus.Bus, targets []readmodel.Target, l *listFlags, sel labels.Selector) (watchRows, error) {
+	f, err := readFleet(ctx, bus)
+	if err != nil {
+		return watchRows{}, err
+	}
+	out := watchRows{lines: map[string]string{}, objs: map[string]*unstructured.Unstructured{}}
+	quiet := *l
+	quiet.noHeaders = true
+	for _, t := range targets {
+		v, err := buildView(ctx, bus, f, t, l, sel)
+		if err != nil {
+			continue
+		}
+		for _, r := range v.rows {
+			for i, cells := range r.cells {
+				key := fmt.Sprintf("%s/%s/%s/%d", r.obj.GetKind(), r.obj.GetNamespace(), r.obj.GetName(), i)
+				tbl := tableOf(v.columns...)
+				// AGE changes by itself: it is not a change.
+				for j, c := range v.columns {
+					if c == "AGE" {
+						cells = append([]any(nil), cells...)
+						cells[j] = ""
+					}
+				}
+				addRow(tbl, r.obj, cells...)
+				var b strings.Builder
+				_ = printTable(&b, &quiet.printFlags, l.all && v.namespaced, tbl)
+				out.order = append(out.order, key)
+				out.lines[key] = b.String()
+				out.objs[key] = r.obj
+			}
+		}
+	}
+	return out, nil
+}
+
+// completeResources completes get's arguments: resource types first, then
+// the names of the objects of the type given, read from the bus.
+func completeResources(g *globals) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if len(args) == 0 && !strings.Contains(toComplete, "/") {
+			return readmodel.ResourceWords, cobra.ShellCompDirectiveNoFileComp
+		}
+		word, prefix := toComplete, ""
+		if len(args) > 0 {
+			word = args[0]
+		} else {
+			word, _, _ = strings.Cut(toComplete, "/")
+			prefix = word + "/"
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), 3*time.Second)
+		defer cancel()
+		var names []string
+		_ = g.withBus(ctx, func(bus *natsbus.Bus) error {
+			f, err := readFleet(ctx, bus)
+			if err != nil {
+				return err
+			}
+			r, err := readmodel.LookupResource(word, readmodel.Known(f.Published))
+			if err != nil {
+				return err
+			}
+			names = readmodel.Names(f, r)
+			return nil
+		})
+		for i := range names {
+			names[i] = prefix + names[i]
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/readmodel"
+)
+
+// unjoinTaint is the NoExecute taint unjoin puts on a cluster whose
+// workloads it removes: no placement tolerates it, so failover moves every
+// template off the cluster and executord deletes the copies there once
+// their replacements run (graceful eviction).
+const unjoinTaint = "flotilla.io/unjoining"
+
+func newUnjoin(g *globals) *cobra.Command {
+	var cascade string
+	var yes bool
+	var timeout, drain time.Duration
+	c := &cobra.Command{
+		Use:   "unjoin NAME [--cascade=background|orphan]",
+		Short: "Remove a member cluster (karmadactl unjoin): its workloads, its Cluster object and its credentials",
+		Long: `Remove a member cluster: its workloads, then its Cluster object and its sealed
+kubeconfig. Before it does, unjoin lists the work that runs there and asks for
+a yes (--yes skips the question).
+
+By default (--cascade=background, Karmada's) the workloads leave the member
+first: unjoin taints the cluster ` + unjoinTaint + `:NoExecute, failover places
+every template anew over the other members and executord deletes each copy in
+the member once its replacement runs, and unjoin waits up to --drain for the
+member to hold no work. A template that can run nowhere else keeps its copy (a
+failover never deletes the last copy): unjoin then stops and names it, and the
+cluster stays joined (tainted) until you delete the template or unjoin with
+--cascade=orphan.
+
+--cascade=orphan leaves the workloads in the member as they are (executord
+stops serving the cluster at once); the templates are placed anew elsewhere.`,
+		Example:           "  flotilla unjoin cluster3\n  flotilla unjoin cluster3 --cascade=orphan --yes",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeNames(g, "clusters"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cascade != "orphan" && cascade != "background" {
+				return fmt.Errorf("--cascade=%s: want background (remove the workloads from the member) or orphan (leave them)", cascade)
+			}
+			name, ctx := args[0], cmd.Context()
+			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				f, err := readFleet(ctx, bus)
+				if err != nil {
+					return err
+				}
+				i := slices.IndexFunc(f.Clusters, func(c readmodel.Cluster) bool { return c.Registration.Name == name })
+				if i < 0 {
+					return fmt.Errorf("cluster %q not found", name)
+				}
+				running := workIn(f.Work, name)
+				errw, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
+				fate := "removed from the member once placed anew elsewhere"
+				if cascade == "orphan" {
+					fate = "left in the member (--cascade=orphan) and placed anew elsewhere"
+				}
+				fmt.Fprintf(errw, "unjoin %s: %d template(s) have work there, %s:\n", name, len(running), fate)
+				for _, r := range running {
+					fmt.Fprintln(errw, "  "+r)
+				}
+				if !yes && !confirmed(cmd.InOrStdin(), errw) {
+					return errors.New("unjoin cancelled: nothing was changed")
+				}
+				if cascade == "background" {
+					if err := drainCluster(ctx, out, errw, bus, f.Published, name, timeout, drain); err != nil {
+						return err
+					}
+				}
+				spec := f.Clusters[i].Registration.Spec
+				targets := []objectRef{{policy.ClusterAPIVersion, policy.KindCluster, "", name}}
+				if ref := spec.SecretRef; ref != nil {
+					targets = append(targets, objectRef{"v1", "Secret", ref.Namespace, ref.Name})
+				}
+				msgs, err := deletions(targets)
+				if err != nil {
+					return err
+				}
+				return publishAndConfirm(ctx, out, errw, bus, msgs, timeout)
+			})
+		},
+	}
+	c.Flags().StringVar(&cascade, "cascade", "background", "background: remove the workloads from the member first; orphan: leave them there")
+	c.Flags().BoolVarP(&yes, "yes", "y", false, "do not ask for confirmation")
+	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
+	c.Flags().DurationVar(&drain, "drain", 5*time.Minute, "with --cascade=background: how long to wait for the member to hold no work")
+	return c
+}
+
+// workIn names the templates with work in cluster (not yet deleted).
+func workIn(w readmodel.Work, cluster string) []string {
+	var out []string
+	for _, s := range w.Items {
+		if s.Cluster == cluster && s.Phase != events.WorkDeleted {
+			out = append(out, s.Key.Ref())
+		}
+	}
+	return out
+}
+
+// drainCluster taints cluster NoExecute (its Cluster object applied again
+// with unjoinTaint) and waits up to drain until no work is left there.
+func drainCluster(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, p readmodel.Published, cluster string, timeout, drain time.Duration) error {
+	key := readmodel.ClusterKey(cluster)
+	rec, ok := p.Records[key]
+	if !ok {
+		return fmt.Errorf("cluster %q has no Cluster object to taint (joined before Cluster objects were kept?): unjoin --cascade=orphan", cluster)
+	}
+	obj := readmodel.AppliedObject(rec)
+	spec, _ := obj["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		obj["spec"] = spec
+	}
+	taints, _ := spec["taints"].([]any)
+	if !slices.ContainsFunc(taints, func(t any) bool { m, _ := t.(map[string]any); return m["key"] == unjoinTaint }) {
+		spec["taints"] = append(taints, map[string]any{"key": unjoinTaint, "effect": "NoExecute"})
+		e, err := events.New(events.TypeObjectApplied, cliSource, key.String(), obj)
+		if err != nil {
+			return err
+		}
+		if err := publishAndConfirm(ctx, out, errw, bus, []outgoing{{events.InputSubject(key), e, key, "cluster.cluster.karmada.io/" + cluster, "tainted " + unjoinTaint + ":NoExecute"}}, timeout); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(drain)
+	for {
+		_, w, err := readWork(ctx, bus)
+		if err != nil {
+			return err
+		}
+		left := workIn(w, cluster)
+		if len(left) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d template(s) still have work in %s after %s: %v (a failover never deletes the last copy: delete the template, "+
+				"or unjoin --cascade=orphan to leave them); %s stays joined, tainted %s", len(left), cluster, drain, left, cluster, unjoinTaint)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Warnings before surprises, against a real bus with seed 000 applied:
+// each surprise of issue 18 produces its warning or refusal, in order (the
+// steps share the bus).
+func TestApplyAndJoinWarnBeforeSurprises(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	url, _ := seededBus(t)
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	seedPolicy, err := os.ReadFile("../../examples/seed000/propagation-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := write("typo.yaml", "apiVersion: app/v1\nkind: Deployment\nmetadata: {name: typo}\nspec:\n  replicas: 1\n")
+	kubeconfig := write("again.kubeconfig", `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://cluster1.example.com:6443", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+current-context: c
+`)
+	for _, tt := range []struct {
+		name       string
+		args       []string
+		wantExit   int
+		wantStderr string
+		wantStdout string
+	}{
+		{"the app/v1 typo is refused and nothing is applied", []string{"apply", "-f", typo, "--timeout", "20s"}, 1,
+			"error: " + typo + ": document 1: line 1: apiVersion: app/v1 Deployment is no kind Flotilla knows (did you mean apps/v1 or apps/v1beta1 or apps/v1beta2 or extensions/v1beta1?): " +
+				"a typo would start a new kind of template; pass --allow-unknown-kinds to apply a custom resource\nnothing was applied: 1 error(s)\n", ""},
+		{"the typo is not a template", []string{"get", "deployments.app"}, 0, "No resources found in default namespace.\n", ""},
+		{"a kubeconfig joined already under another name is refused", []string{"join", "cluster1-again", "--cluster-kubeconfig", kubeconfig}, 1,
+			"", ""},
+		{"a template two policies match says which claims it and why", []string{"apply", "-f", write("deploy.yaml",
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: my-app, namespace: default, labels: {app: my-app}}\nspec:\n  replicas: 4\n"+
+				"  selector: {matchLabels: {app: my-app}}\n  template:\n    metadata: {labels: {app: my-app}}\n    spec: {containers: [{name: web, image: nginx}]}\n")}, 0,
+			"Warning: deployment/my-app -n default is matched by 2 policies (propagationpolicy/failover-policy -n default, propagationpolicy/my-app-policy -n default): " +
+				"propagationpolicy/failover-policy -n default claims it, as it claimed the template first and keeps it " +
+				"(only a policy with preemption: Always and a higher priority takes a claimed template)\n",
+			"deployment.apps/my-app configured (generation 2)\n"},
+		{"cluster9 in clusterNames is no member", []string{"apply", "-f", write("policy.yaml", strings.Replace(string(seedPolicy), "      - cluster2\n", "      - cluster9\n", 1)), "--timeout", "20s"}, 0,
+			"Warning: propagationpolicy/my-app-policy -n default: spec.placement.clusterAffinity.clusterNames[1]: cluster9 is not a member: nothing will be placed there\n",
+			"propagationpolicy.policy.karmada.io/my-app-policy configured (generation 2)\n"},
+		{"explain lists the names that are no member", []string{"explain", "svc", "my-app"}, 0, "",
+			"Not member:  spec.placement.clusterAffinity.clusterNames[1]: cluster9 is not a member: nothing will be placed there\n"},
+		{"deleting the Service's only policy leaves it unclaimed", []string{"delete", "pp", "my-app-policy", "--timeout", "20s"}, 0,
+			"Warning: service/my-app -n default: deleting propagationpolicy/my-app-policy -n default leaves it unclaimed: it stays where it runs, and no policy places it anew\n",
+			"propagationpolicy.policy.karmada.io/my-app-policy deleted\n"},
+		{"explain says the claiming policy was deleted", []string{"explain", "svc/my-app"}, 0, "",
+			"Policy:      propagationpolicy/my-app-policy -n default (deleted since: no policy claims the template now; it stays where it runs)\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, err := runCLI(t, url, tt.args...)
+			if got := statusOf(err); got != tt.wantExit {
+				t.Errorf("exit status %d, want %d (%v)\n%s%s", got, tt.wantExit, err, out, errOut)
+			}
+			if tt.name == "a kubeconfig joined already under another name is refused" {
+				if err == nil || !strings.Contains(err.Error(), "its server https://cluster1.example.com:6443 is already joined as cluster1") {
+					t.Errorf("join: %v", err)
+				}
+				return
+			}
+			if !strings.Contains(errOut, tt.wantStderr) {
+				t.Errorf("stderr:\n%s\nwant it to have:\n%s", errOut, tt.wantStderr)
+			}
+			if !strings.Contains(out, tt.wantStdout) {
+				t.Errorf("stdout:\n%s\nwant it to have:\n%s", out, tt.wantStdout)
+			}
+		})
+	}
+	out, _, err := runCLI(t, url, "explain", "deploy", "my-app")
+	if err != nil || !strings.Contains(out, "Policy:      propagationpolicy/failover-policy -n default") {
+		t.Errorf("explain after the warnings: %v\n%s", err, out)
+	}
+}

@@ -1,0 +1,212 @@
+package readmodel
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/policyd/binding"
+	"github.com/flotilla-io/flotilla/policyd/validation"
+)
+
+// Warnings before surprises: what `apply` and `delete` say before they
+// publish, computed against the accepted objects, so that a typo or an
+// overlap never silently moves a workload.
+
+// claimants are the propagation policies of p, with applied ones (docs)
+// in place of the accepted ones they replace and deleted ones left out.
+func claimants(p Published, docs []validation.Document, deleted map[events.ObjectKey]bool) (map[events.ObjectKey]binding.Candidate, map[events.ObjectKey]bool) {
+	out := map[events.ObjectKey]binding.Candidate{}
+	applied := map[events.ObjectKey]bool{}
+	add := func(key events.ObjectKey, obj json.RawMessage) {
+		var pp policy.PropagationPolicy
+		if json.Unmarshal(obj, &pp) == nil {
+			out[key] = binding.Candidate{Key: key, Policy: pp}
+		}
+	}
+	for k, r := range p.Records {
+		if isPropagation(k) && !deleted[k] {
+			add(k, r.Object)
+		}
+	}
+	for _, d := range docs {
+		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+		if isPropagation(k) {
+			raw, _ := json.Marshal(d.Object)
+			add(k, raw)
+			applied[k] = true
+		}
+	}
+	return out, applied
+}
+
+func isPropagation(k events.ObjectKey) bool {
+	return k.Group == "policy.karmada.io" && (k.Kind == policy.KindPropagationPolicy || k.Kind == policy.KindClusterPropagationPolicy)
+}
+
+// refOf names a key as the user types it: kind/name, -n namespace.
+func refOf(k events.ObjectKey) string { return k.Ref() }
+
+// ApplyWarnings says, before docs are applied over p, what would surprise:
+// every cluster name a propagation policy's placement gives that is no
+// member (NonMembers: nothing is placed there), and every template the
+// applied objects touch that several propagation policies match: which
+// one claims it and why (Karmada's rules, binding.Claim).
+func ApplyWarnings(p Published, members []string, docs []validation.Document) []string {
+	var out []string
+	for _, d := range docs {
+		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+		if !isPropagation(k) {
+			continue
+		}
+		raw, _ := json.Marshal(d.Object)
+		var pp policy.PropagationPolicy
+		if json.Unmarshal(raw, &pp) != nil {
+			continue
+		}
+		for _, n := range NonMembers(&pp.Spec, members) {
+			out = append(out, refOf(k)+": "+n.String())
+		}
+	}
+	cands, applied := claimants(p, docs, nil)
+	templates := map[events.ObjectKey]map[string]any{}
+	touched := map[events.ObjectKey]bool{}
+	for k, r := range p.Records {
+		if r.Role == events.RoleTemplate {
+			var obj map[string]any
+			if json.Unmarshal(r.Object, &obj) == nil {
+				templates[k] = obj
+			}
+		}
+	}
+	for _, d := range docs {
+		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+		if events.RoleOf(d.APIVersion, d.Kind, d.Namespace) == events.RoleTemplate {
+			templates[k], touched[k] = d.Object, true
+		}
+	}
+	for _, k := range sortedKeys(templates) {
+		facts := policy.ResourceFactsOf(templates[k])
+		matched := matching(cands, facts)
+		if len(matched) < 2 {
+			continue
+		}
+		byApplied := touched[k]
+		for _, c := range matched {
+			byApplied = byApplied || applied[c.Key]
+		}
+		if !byApplied {
+			continue
+		}
+		var current *events.PolicyRef
+		if b, ok := p.Bindings[k]; ok && p.Live[k] {
+			current = b.Policy
+		}
+		winner := binding.Claim(facts, current, matched)
+		out = append(out, claimWarning(k, facts, current, winner, matched))
+	}
+	return out
+}
+
+// DeleteWarnings says, before the objects at deleted are deleted, which
+// templates a deleted propagation policy leaves: claimed by another policy
+// now (which), or unclaimed (they stay where they run, and nothing places
+// them anew).
+func DeleteWarnings(p Published, deleted []events.ObjectKey) []string {
+	gone := map[events.ObjectKey]bool{}
+	for _, k := range deleted {
+		gone[k] = true
+	}
+	cands, _ := claimants(p, nil, gone)
+	var out []string
+	for _, r := range p.SortedRecords() {
+		ref, _ := p.ClaimingPolicy(r.Key)
+		if r.Role != events.RoleTemplate || ref == nil || gone[r.Key] {
+			continue
+		}
+		holder := events.ObjectKey{Group: "policy.karmada.io", Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
+		if !gone[holder] {
+			continue
+		}
+		var obj map[string]any
+		if json.Unmarshal(r.Object, &obj) != nil {
+			continue
+		}
+		facts := policy.ResourceFactsOf(obj)
+		if next := binding.Claim(facts, nil, matching(cands, facts)); next != nil {
+			out = append(out, fmt.Sprintf("%s: deleting %s hands it to %s", refOf(r.Key), refOf(holder), refOf(next.Key)))
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s: deleting %s leaves it unclaimed: it stays where it runs, and no policy places it anew", refOf(r.Key), refOf(holder)))
+	}
+	return out
+}
+
+// matching are the candidates whose selectors match the template, in key
+// order.
+func matching(cands map[events.ObjectKey]binding.Candidate, r policy.ResourceFacts) []binding.Candidate {
+	var out []binding.Candidate
+	for _, k := range sortedKeys(cands) {
+		c := cands[k]
+		if c.Key.Kind == policy.KindPropagationPolicy && c.Key.Namespace != r.Namespace {
+			continue
+		}
+		if policy.SelectorsPriority(c.Policy.Spec.ResourceSelectors, r) > policy.PriorityMisMatch {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// claimWarning says which of several matching policies claims a template
+// and why, by the rule that decided between it and the others.
+func claimWarning(k events.ObjectKey, facts policy.ResourceFacts, current *events.PolicyRef, winner *binding.Candidate, matched []binding.Candidate) string {
+	var names []string
+	for _, c := range matched {
+		names = append(names, refOf(c.Key))
+	}
+	why := "the same priority and selector: the smallest name wins"
+	var others []binding.Candidate
+	for _, c := range matched {
+		if c.Key != winner.Key {
+			others = append(others, c)
+		}
+	}
+	prio := func(c binding.Candidate) int32 {
+		if c.Policy.Spec.Priority == nil {
+			return 0
+		}
+		return *c.Policy.Spec.Priority
+	}
+	sel := func(c binding.Candidate) policy.SelectorPriority {
+		return policy.SelectorsPriority(c.Policy.Spec.ResourceSelectors, facts)
+	}
+	o := others[0]
+	switch {
+	case current != nil && current.Kind == winner.Key.Kind && current.Name == winner.Key.Name && current.Namespace == winner.Key.Namespace:
+		why = "it claimed the template first and keeps it (only a policy with preemption: Always and a higher priority takes a claimed template)"
+	case winner.Key.Kind != o.Key.Kind:
+		why = "a PropagationPolicy comes before a ClusterPropagationPolicy"
+	case prio(*winner) != prio(o):
+		why = fmt.Sprintf("its priority %d is the highest (%s has %d)", prio(*winner), refOf(o.Key), prio(o))
+	case sel(*winner) != sel(o):
+		why = "it selects the template " + selectorWords[sel(*winner)] + ", " + refOf(o.Key) + " only " + selectorWords[sel(o)]
+	}
+	return fmt.Sprintf("%s is matched by %d policies (%s): %s claims it, as %s", refOf(k), len(matched), strings.Join(names, ", "), refOf(winner.Key), why)
+}
+
+var selectorWords = map[policy.SelectorPriority]string{
+	policy.PriorityMatchName: "by name", policy.PriorityMatchLabelSelector: "by a label selector", policy.PriorityMatchAll: "by kind alone",
+}
+
+func sortedKeys[V any](m map[events.ObjectKey]V) []events.ObjectKey {
+	keys := make([]events.ObjectKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	return keys
+}
