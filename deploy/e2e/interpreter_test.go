@@ -60,21 +60,27 @@ func (s *system) installCRDs(crds ...*unstructured.Unstructured) {
 			}
 		}
 		for _, crd := range crds {
-			eventually(s.t, 30*time.Second, "CRD "+crd.GetName()+" established in "+m, func() error {
-				got, err := dyn.Resource(crdGVR).Get(ctx, crd.GetName(), metav1.GetOptions{})
-				if err != nil {
-					return err
-				}
-				conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
-				for _, c := range conds {
-					if c, ok := c.(map[string]any); ok && c["type"] == "Established" && c["status"] == "True" {
-						return nil
-					}
-				}
-				return fmt.Errorf("not established: %v", conds)
-			})
+			s.waitEstablished(m, crd.GetName())
 		}
 	}
+}
+
+// waitEstablished waits until the CRD name serves in member m.
+func (s *system) waitEstablished(m, name string) {
+	dyn := s.dynamicFor(m)
+	eventually(s.t, 30*time.Second, "CRD "+name+" established in "+m, func() error {
+		got, err := dyn.Resource(crdGVR).Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		for _, c := range conds {
+			if c, ok := c.(map[string]any); ok && c["type"] == "Established" && c["status"] == "True" {
+				return nil
+			}
+		}
+		return fmt.Errorf("not established: %v", conds)
+	})
 }
 
 // removeCRDs deletes the test's CRDs (and so every object of them) from

@@ -112,3 +112,22 @@ func TestConflictingInterpreter(t *testing.T) {
 		})
 	}
 }
+
+func TestUnknownKind(t *testing.T) {
+	cases := []struct {
+		name, apiVersion, kind string
+		want                   bool
+	}{
+		{"a CustomResourceDefinition is known though k8s.io/api lacks it", "apiextensions.k8s.io/v1", "CustomResourceDefinition", false},
+		{"a built-in kind is known", "apps/v1", "Deployment", false},
+		{"a custom resource is unknown", "ray.io/v1", "RayCluster", true},
+		{"a typo is unknown", "app/v1", "Deployment", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got, _ := UnknownKind(c.apiVersion, c.kind); got != c.want {
+				t.Errorf("unknown = %v, want %v", got, c.want)
+			}
+		})
+	}
+}

@@ -300,8 +300,13 @@ func ClusterScopedKind(kind string) bool {
 // UnknownKind reports whether apiVersion/kind names no kind Flotilla knows
 // (neither Karmada's nor a Kubernetes built-in: a custom resource, or a
 // typo such as app/v1), and, when kind is a built-in kind, the apiVersions
-// that serve it, as a suggestion.
+// that serve it, as a suggestion. A CustomResourceDefinition
+// (apiextensions.k8s.io/v1) is known: every API server serves it, though
+// k8s.io/api does not carry its type.
 func UnknownKind(apiVersion, kind string) (unknown bool, suggest []string) {
+	if apiVersion == "apiextensions.k8s.io/v1" && kind == "CustomResourceDefinition" {
+		return false, nil
+	}
 	info, field, _ := resolveKind(apiVersion, kind)
 	if field != "" || info.class != classUnknown {
 		return false, nil
