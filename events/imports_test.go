@@ -58,7 +58,7 @@ var layers = []layer{
 	{
 		name: "contract",
 		packages: func(rel string) bool {
-			return rel == "events" || rel == "events/policy" || rel == "events/sealing" || rel == "events/schemas"
+			return rel == "events" || rel == "events/policy" || rel == "events/policy/interpreter" || rel == "events/sealing" || rel == "events/schemas"
 		},
 		forbidden: func(rel, dep, drel string) string {
 			if what := io(dep, drel); what != "" {
