@@ -81,8 +81,10 @@ it, join warns when the kubeconfig given is cluster-admin in the member.`,
 				}
 			}
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				// No streams yet means no member yet: the daemons are
+				// still starting, and the publish below waits for them.
 				members, err := readClusters(ctx, bus)
-				if err != nil {
+				if err != nil && !errors.Is(err, natsbus.ErrStreamMissing) {
 					return err
 				}
 				verb := verbCreated
