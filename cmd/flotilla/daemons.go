@@ -369,7 +369,7 @@ registers the admin credentials beside it for every URL of --nats-url.`,
 			switch {
 			case insecure && embedded:
 				warnInsecure(g.natsURL, log, cmd.ErrOrStderr())
-			case auth == nil && !embedded:
+			case auth == nil && !embedded && !insecure:
 				log.Info("no authority under --data-dir or --auth-dir: creds issue and revoke are not served here, the daemons connect with --creds or the credentials registered for --nats-url")
 			}
 			if f.credentialsKey == "" {
