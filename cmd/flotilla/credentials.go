@@ -61,24 +61,36 @@ func (g *globals) credentials() string {
 	return ""
 }
 
-// register makes creds the credentials of natsURL for every later command
-// of this user, and returns where it put them.
-func register(natsURL string, creds []byte) (string, error) {
-	p, err := registeredPath(natsURL)
-	if err != nil {
-		return "", err
+// register makes creds the credentials of natsURL, or of each URL of a
+// cluster's comma-separated list, for every later command of this user,
+// and returns where it put them: a command dialing any one node, or the
+// list, finds them.
+func register(natsURL string, creds []byte) ([]string, error) {
+	var files []string
+	for _, u := range strings.Split(natsURL, ",") {
+		p, err := registeredPath(u)
+		if err != nil {
+			return files, err
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return files, err
+		}
+		if err := writeSecret(p, creds); err != nil {
+			return files, err
+		}
+		files = append(files, p)
 	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return "", err
-	}
-	return p, writeSecret(p, creds)
+	return files, nil
 }
 
-// unregister removes the credentials registered for natsURL (an insecure
-// server took its port: stale credentials would only mislead).
+// unregister removes the credentials registered for natsURL or each URL
+// of its list (an insecure server took the port: stale credentials would
+// only mislead).
 func unregister(natsURL string) {
-	if p, err := registeredPath(natsURL); err == nil {
-		_ = os.Remove(p)
+	for _, u := range strings.Split(natsURL, ",") {
+		if p, err := registeredPath(u); err == nil {
+			_ = os.Remove(p)
+		}
 	}
 }
 

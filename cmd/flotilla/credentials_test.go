@@ -11,14 +11,16 @@ import (
 func TestCommandsFindTheCredentialsRegisteredForTheURLTheyDial(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv(credentialsEnv, "")
-	a, err := register("nats://127.0.0.1:4222", []byte("a"))
-	if err != nil {
-		t.Fatal(err)
+	reg := func(url, creds string) string {
+		t.Helper()
+		files, err := register(url, []byte(creds))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files[0]
 	}
-	b, err := register("nats://127.0.0.1:5222", []byte("b"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := reg("nats://127.0.0.1:4222", "a"), reg("nats://127.0.0.1:5222", "b")
+	c := reg("nats://127.0.0.1:14221,nats://127.0.0.1:14222,nats://127.0.0.1:14223", "c")
 	if info, err := os.Stat(a); err != nil || info.Mode().Perm() != 0o600 {
 		t.Fatalf("registered file %s: %v, %v; want mode 0600", a, info, err)
 	}
@@ -31,6 +33,9 @@ func TestCommandsFindTheCredentialsRegisteredForTheURLTheyDial(t *testing.T) {
 		{"the default port when the URL has none", "nats://127.0.0.1", "", a},
 		{"the first URL of a list that has one", "nats://127.0.0.1:6222,nats://127.0.0.1:4222", "", a},
 		{"none for a URL nothing registered", "nats://127.0.0.1:7222", "", ""},
+		{"a cluster's list registered as a whole", "nats://127.0.0.1:14221,nats://127.0.0.1:14222,nats://127.0.0.1:14223", "", c},
+		{"one node of a cluster registered as a list", "nats://127.0.0.1:14223", "", filepath.Join(filepath.Dir(c), "127.0.0.1_14223.creds")},
+		{"the list in another order", "nats://127.0.0.1:14222,nats://127.0.0.1:14221", "", filepath.Join(filepath.Dir(c), "127.0.0.1_14222.creds")},
 		{"--creds over any registration", "nats://127.0.0.1:4222", "/given.creds", "/given.creds"},
 	}
 	for _, c := range cases {

@@ -296,7 +296,7 @@ func embedded(up *cobra.Command) bool { return !up.Flags().Changed("nats-url") }
 
 func newUp(g *globals) *cobra.Command {
 	f := newDaemonFlags()
-	var dataDir, listen string
+	var dataDir, listen, authDir string
 	var insecure bool
 	c := &cobra.Command{
 		Use:   "up",
@@ -312,7 +312,11 @@ $XDG_CONFIG_HOME/flotilla/credentials, where every command finds them.
 Each daemon connects with its own role's credentials. --insecure turns
 authentication off. docs/security.md has the whole model.
 
-With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
+With --nats-url set explicitly, up uses that NATS instead of an embedded one.
+If that NATS trusts an authority (make nats-cluster makes one under
+.sandbox/nats/auth), give up its directory with --auth-dir: up then serves
+creds issue and revoke, runs each daemon on its own role's credentials and
+registers the admin credentials beside it for every URL of --nats-url.`,
 		Example: "  flotilla up --data-dir ./.flotilla &\n  flotilla join cluster1 --cluster-kubeconfig .sandbox/cluster1.kubeconfig",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -337,7 +341,11 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 			defer lock.release()
 			var auth *upAuth
 			if !insecure {
-				if auth, err = loadUpAuth(dataDir, embedded); err != nil {
+				dir := authDir
+				if dir == "" {
+					dir = filepath.Join(dataDir, "auth")
+				}
+				if auth, err = loadUpAuth(dir, embedded, authDir != ""); err != nil {
 					return err
 				}
 			}
@@ -353,13 +361,16 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 				defer srv.Shutdown()
 				g.natsURL = srv.URL()
 			}
-			if auth != nil && embedded {
+			if auth != nil {
 				if g.creds, err = auth.mint(roleAdmin); err != nil {
 					return err
 				}
 			}
-			if insecure {
+			switch {
+			case insecure && embedded:
 				warnInsecure(g.natsURL, log, cmd.ErrOrStderr())
+			case auth == nil && !embedded && !insecure:
+				log.Info("no authority under --data-dir or --auth-dir: creds issue and revoke are not served here, the daemons connect with --creds or the credentials registered for --nats-url")
 			}
 			if f.credentialsKey == "" {
 				f.credentialsKey = filepath.Join(dataDir, "credentials.key")
@@ -404,6 +415,7 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 	c.Flags().StringVar(&dataDir, "data-dir", "./.flotilla", "where JetStream and the credentials key live")
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server")
 	c.Flags().BoolVar(&insecure, "insecure", false, "run the embedded NATS without authentication: anyone who reaches it can do anything")
+	c.Flags().StringVar(&authDir, "auth-dir", "", "the authority's keys (default <data-dir>/auth; with --nats-url, the directory the servers' authority is in, e.g. .sandbox/nats/auth); credentials are written to creds/ beside it")
 	f.registerAll(c.Flags())
 	return c
 }

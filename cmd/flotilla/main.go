@@ -105,7 +105,7 @@ See where they run:         flotilla get work`,
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
-	root.AddCommand(newNATSNode(), newNATSWait(g))
+	root.AddCommand(newNATSNode(), newNATSWait(g), newNATSAuthority(), newNATSRegister(g))
 	return root
 }
 

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +19,7 @@ import (
 // process. Hidden: users run the make targets.
 func newNATSNode() *cobra.Command {
 	var n natsbus.ClusterNode
+	var authDir string
 	c := &cobra.Command{
 		Use:    "nats-node",
 		Short:  "Run one nats-server node of a JetStream cluster (make nats-cluster)",
@@ -27,6 +31,10 @@ func newNATSNode() *cobra.Command {
 			}
 			if err := os.MkdirAll(n.DataDir, 0o700); err != nil {
 				return fmt.Errorf("--data-dir: %w", err)
+			}
+			var err error
+			if n.Auth, err = clusterAuthority(authDir); err != nil {
+				return err
 			}
 			return natsbus.RunNode(cmd.Context(), n)
 		},
@@ -41,24 +49,132 @@ func newNATSNode() *cobra.Command {
 	fs.IntVar(&n.MonitorPort, "monitor-port", 0, "port of /varz and /jsz (0: off)")
 	fs.StringVar(&n.DataDir, "data-dir", "", "JetStream file storage of this node")
 	fs.BoolVar(&n.SyncAlways, "sync-always", false, "fsync every JetStream write before acknowledging it (sync_interval: always)")
+	fs.StringVar(&authDir, "auth-dir", "", "trust the authority in this directory (made by nats-authority; the same on every node); empty: authentication off")
 	return c
+}
+
+// clusterAuthority loads the authority of a cluster's --auth-dir, or
+// none when dir is "" (a cluster run without authentication).
+func clusterAuthority(dir string) (*natsbus.Authority, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	a, err := natsbus.LoadAuthority(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--auth-dir: %w", err)
+	}
+	return a, nil
 }
 
 // newNATSWait is `flotilla nats-wait`: it returns once the JetStream at
 // --nats-url has a meta leader (make nats-cluster waits with it).
 func newNATSWait(g *globals) *cobra.Command {
 	var timeout time.Duration
+	var authDir string
 	c := &cobra.Command{
 		Use:    "nats-wait",
 		Short:  "Wait until the JetStream cluster at --nats-url has a meta leader",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			auth, err := clusterAuthority(authDir)
+			if err != nil {
+				return err
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			return natsbus.WaitMetaLeader(ctx, g.natsURL)
+			return natsbus.WaitMetaLeader(ctx, g.natsURL, auth)
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait")
+	c.Flags().StringVar(&authDir, "auth-dir", "", "connect as an admin of the authority in this directory (a cluster with authentication)")
 	return c
+}
+
+// newNATSAuthority is `flotilla nats-authority`: it creates the authority
+// a cluster's nodes share, once, before make nats-cluster starts them
+// (each node only loads it: three making their own would not agree).
+func newNATSAuthority() *cobra.Command {
+	var authDir string
+	c := &cobra.Command{
+		Use:    "nats-authority",
+		Short:  "Create the authority (operator and account keys) of a NATS cluster unless it exists",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if authDir == "" {
+				return fmt.Errorf("--auth-dir is required")
+			}
+			_, err := natsbus.LoadOrCreateAuthority(authDir)
+			return err
+		},
+	}
+	c.Flags().StringVar(&authDir, "auth-dir", "", "directory of the authority's seeds (created, mode 0700)")
+	return c
+}
+
+// newNATSRegister is `flotilla nats-register`: once a cluster with
+// authentication serves JetStream, it makes sure its admin credentials
+// exist (creds/admin.creds beside --auth-dir, issued through the
+// credentials service like up's and recorded as "admin") and registers
+// them for every URL of --nats-url, as up does for its own URL. With
+// --insecure it forgets any registered for them instead.
+func newNATSRegister(g *globals) *cobra.Command {
+	var authDir string
+	var insecure bool
+	c := &cobra.Command{
+		Use:    "nats-register",
+		Short:  "Write and register the admin credentials of a NATS cluster for its URLs",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if insecure {
+				unregister(g.natsURL)
+				return nil
+			}
+			auth, err := loadUpAuth(authDir, false, true)
+			if err != nil {
+				return err
+			}
+			file := filepath.Join(auth.credsDir, "admin.creds")
+			if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
+				ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
+				defer cancel()
+				if err := issueClusterAdmin(ctx, auth, g.natsURL, file); err != nil {
+					return err
+				}
+			}
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			where, err := register(g.natsURL, raw)
+			if err != nil {
+				return fmt.Errorf("register the admin credentials: %w", err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "admin credentials %s, registered as %s\n", file, strings.Join(where, ", "))
+			return nil
+		},
+	}
+	c.Flags().StringVar(&authDir, "auth-dir", "", "the cluster's authority (its credentials go to creds/ beside it)")
+	c.Flags().BoolVar(&insecure, "insecure", false, "the cluster runs without authentication: forget the credentials registered for its URLs")
+	return c
+}
+
+// issueClusterAdmin issues the cluster's first admin credentials into file
+// through a credentials service run for the moment on an admin
+// connection the authority signs in memory.
+func issueClusterAdmin(ctx context.Context, auth *upAuth, urls, file string) error {
+	bus, err := auth.authority.ConnectAdmin(ctx, urls, natsbus.Options{Name: "flotilla-nats-register"})
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
+	svc, err := natsbus.NewCredentialService(ctx, bus, auth.authority, roleGrant)
+	if err != nil {
+		return err
+	}
+	defer svc.Close()
+	_, err = adminCredentials(ctx, svc, file)
+	return err
 }

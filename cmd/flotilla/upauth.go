@@ -14,33 +14,42 @@ import (
 )
 
 // upAuth is what `flotilla up` needs to run with authentication on: the
-// authority under <data-dir>/auth and the credentials it writes under
-// <data-dir>/creds.
+// authority under --auth-dir (<data-dir>/auth by default) and the
+// credentials it writes in the creds directory beside it.
 type upAuth struct {
 	authority *natsbus.Authority
 	credsDir  string
 }
 
-// loadUpAuth loads or creates the authority of dataDir. With an external
-// NATS (--nats-url) only an authority already there is used: that NATS
-// trusts it only if it was configured to.
-func loadUpAuth(dataDir string, create bool) (*upAuth, error) {
-	dir := filepath.Join(dataDir, "auth")
-	if !create {
-		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+// loadUpAuth loads the authority in authDir, creating it if create (the
+// embedded server). An external NATS (--nats-url) trusts only an
+// authority it was set up with, so there only one already in authDir is
+// used: none is an error when required (--auth-dir given), else nil.
+func loadUpAuth(authDir string, create, required bool) (*upAuth, error) {
+	var a *natsbus.Authority
+	var err error
+	if create {
+		a, err = natsbus.LoadOrCreateAuthority(authDir)
+	} else {
+		if _, serr := os.Stat(authDir); errors.Is(serr, os.ErrNotExist) && !required {
 			return nil, nil
 		}
+		a, err = natsbus.LoadAuthority(authDir)
 	}
-	a, err := natsbus.LoadOrCreateAuthority(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--auth-dir: %w", err)
 	}
-	credsDir := filepath.Join(dataDir, "creds")
+	credsDir := credsDirOf(authDir)
 	if err := os.MkdirAll(credsDir, 0o700); err != nil {
 		return nil, err
 	}
 	return &upAuth{authority: a, credsDir: credsDir}, nil
 }
+
+// credsDirOf is where the credentials of the authority in authDir are
+// written: creds/ beside it (<data-dir>/creds for up's default,
+// .sandbox/nats/creds for make nats-cluster's).
+func credsDirOf(authDir string) string { return filepath.Join(filepath.Dir(authDir), "creds") }
 
 // mint writes the credentials of up's own connection for role, named
 // "up-<role>", and returns the file. They are signed in process, not
@@ -60,30 +69,43 @@ func (u *upAuth) mint(role string) (string, error) {
 }
 
 // serveCredentials starts the credentials service on bus (up's admin
-// connection), writes <data-dir>/creds/admin.creds on first start and
-// registers it for natsURL, so plain `flotilla` commands find it.
+// connection), writes admin.creds in the creds directory on first start
+// and registers it for natsURL (each URL of a cluster's list), so plain
+// `flotilla` commands find it.
 func (u *upAuth) serveCredentials(ctx context.Context, bus *natsbus.Bus, natsURL string, log *zap.Logger, errw io.Writer) (*natsbus.CredentialService, error) {
 	svc, err := natsbus.NewCredentialService(ctx, bus, u.authority, roleGrant)
 	if err != nil {
 		return nil, err
 	}
 	admin := filepath.Join(u.credsDir, "admin.creds")
-	raw, err := os.ReadFile(admin)
-	if errors.Is(err, os.ErrNotExist) {
-		if raw, err = svc.Credentials(ctx, natsbus.IssueRequest{Role: roleAdmin, Name: "admin"}); err == nil {
-			err = writeSecret(admin, raw)
-		}
-	}
+	raw, err := adminCredentials(ctx, svc, admin)
 	if err != nil {
-		return nil, fmt.Errorf("admin credentials: %w", err)
+		svc.Close()
+		return nil, err
 	}
 	where, err := register(natsURL, raw)
 	if err != nil {
 		// Commands can still be given --creds: not fatal.
 		fmt.Fprintf(errw, "flotilla up: could not register the admin credentials (%v); use --creds %s\n", err, admin)
 	}
-	log.Info("authentication on", zap.String("admin_credentials", admin), zap.String("registered", where))
+	log.Info("authentication on", zap.String("admin_credentials", admin), zap.Strings("registered", where))
 	return svc, nil
+}
+
+// adminCredentials returns the admin credentials in file, issuing them
+// through svc (recorded as "admin", so `creds revoke admin` revokes them)
+// and writing them there (mode 0600) when the file is missing.
+func adminCredentials(ctx context.Context, svc *natsbus.CredentialService, file string) ([]byte, error) {
+	raw, err := os.ReadFile(file)
+	if errors.Is(err, os.ErrNotExist) {
+		if raw, err = svc.Credentials(ctx, natsbus.IssueRequest{Role: roleAdmin, Name: "admin"}); err == nil {
+			err = writeSecret(file, raw)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("admin credentials: %w", err)
+	}
+	return raw, nil
 }
 
 // connectAs opens the connection one daemon of up runs on, with its own

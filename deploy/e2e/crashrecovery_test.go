@@ -21,6 +21,12 @@ import (
 // logged ready for the lifetime-th time.
 func (s *system) startUp(dataDir, listen string, lifetime int) {
 	s.t.Helper()
+	s.startUpWith(lifetime, "--data-dir", dataDir, "--listen", listen)
+}
+
+// startUpWith runs `flotilla up` with args, as startUp does.
+func (s *system) startUpWith(lifetime int, args ...string) {
+	s.t.Helper()
 	// up registers its admin credentials under the user's config
 	// directory, where the CLI finds them: the test's own, not the user's.
 	if config := filepath.Join(s.dir, "config"); os.Getenv("XDG_CONFIG_HOME") != config {
@@ -30,8 +36,8 @@ func (s *system) startUp(dataDir, listen string, lifetime int) {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	cmd := exec.Command(s.bin, "up", "--data-dir", dataDir, "--listen", listen, "--metrics-addr", "127.0.0.1:0",
-		"--log-format", "console", "--probe-interval", "1s", "--resync-interval", "2s")
+	cmd := exec.Command(s.bin, append([]string{"up", "--metrics-addr", "127.0.0.1:0",
+		"--log-format", "console", "--probe-interval", "1s", "--resync-interval", "2s"}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)

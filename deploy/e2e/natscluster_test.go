@@ -32,11 +32,17 @@ type natsCluster struct {
 
 // startNATSCluster starts the cluster, stopped when the test ends (a node
 // still frozen is woken first), and returns it with its client URLs,
-// comma-separated.
-func (s *system) startNATSCluster() (*natsCluster, string) {
+// comma-separated. Its ports are one of slots 30-port slots from lo. It
+// runs with authentication, as make nats-cluster does: nats.sh registers
+// its admin credentials for its URLs in the test's own config directory,
+// where the daemons and the CLI find them.
+func (s *system) startNATSCluster(lo, slots int) (*natsCluster, string) {
 	s.t.Helper()
+	if config := filepath.Join(s.dir, "config"); os.Getenv("XDG_CONFIG_HOME") != config {
+		s.t.Setenv("XDG_CONFIG_HOME", config)
+	}
 	dir := filepath.Join(s.dir, "nats-cluster")
-	c := &natsCluster{t: s.t, dir: dir, env: append(os.Environ(), "NATS_DIR="+dir, "FLOTILLA_BIN="+s.bin, fmt.Sprintf("NATS_PORT_BASE=%d", freePortBase(s.t)))}
+	c := &natsCluster{t: s.t, dir: dir, env: append(os.Environ(), "NATS_DIR="+dir, "FLOTILLA_BIN="+s.bin, fmt.Sprintf("NATS_PORT_BASE=%d", freePortBase(s.t, lo, slots)))}
 	s.t.Cleanup(func() {
 		for _, n := range []string{"n1", "n2", "n3"} {
 			c.signal(n, syscall.SIGCONT)
@@ -50,6 +56,12 @@ func (s *system) startNATSCluster() (*natsCluster, string) {
 	}
 	return c, strings.TrimSpace(string(urls))
 }
+
+// adminCreds is the admin credentials file nats.sh wrote.
+func (c *natsCluster) adminCreds() string { return filepath.Join(c.dir, "creds", "admin.creds") }
+
+// authDir is the authority the nodes trust.
+func (c *natsCluster) authDir() string { return filepath.Join(c.dir, "auth") }
 
 // signal sends sig to a running node (SIGSTOP freezes it: its sockets stay
 // open and nobody answers, unlike a kill; SIGCONT wakes it).
@@ -78,13 +90,14 @@ func (c *natsCluster) run(args ...string) {
 }
 
 // freePortBase returns a base for nats.sh whose nine ports (base+1..3,
-// base+11..13, base+21..23) are free now: one of 23 slots in 14300-14989,
-// clear of make nats-cluster's 14221-14243, of NATS's 4222 and of the
-// sandbox's 30000 and up.
-func freePortBase(t *testing.T) int {
+// base+11..13, base+21..23) are free now: one of slots 30-port slots from
+// lo. Each test has its own range (14300-14989, 15000-15499), clear of make
+// nats-cluster's 14221-14243, of NATS's 4222 and of the sandbox's 30000
+// and up.
+func freePortBase(t *testing.T, lo, slots int) int {
 	t.Helper()
 	for range 100 {
-		base := 14300 + 30*rand.IntN(23)
+		base := lo + 30*rand.IntN(slots)
 		free := true
 		for _, off := range []int{1, 2, 3, 11, 12, 13, 21, 22, 23} {
 			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+off))
@@ -197,7 +210,7 @@ func newLeader(t *testing.T, bus *natsbus.Bus, stream, old string) string {
 func TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing(t *testing.T) {
 	const batch, frozen = 10, 30 * time.Second
 	s := newSystem(t)
-	nats, urls := s.startNATSCluster()
+	nats, urls := s.startNATSCluster(14300, 23)
 	s.natsURL = urls
 	ns := uniqueNS("natsha")
 	t.Cleanup(func() { s.halt(); s.removeNamespace(ns) }) // runs before the cluster stops
@@ -207,7 +220,7 @@ func TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing(t *test
 	}
 	s.waitDaemonsReady(daemons...)
 	s.joinAll()
-	bus, err := natsbus.Connect(context.Background(), urls, natsbus.Options{Name: t.Name()})
+	bus, err := natsbus.Connect(context.Background(), urls, natsbus.Options{Name: t.Name(), Credentials: nats.adminCreds()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,15 @@
 # A local three-node NATS JetStream cluster (deploy/nats/nats.sh). Included by
 # the top-level Makefile. Point Flotilla at it with
 #   FLOTILLA_NATS_URL=$(cat .sandbox/nats/urls)
+# It runs with authentication: admin credentials in .sandbox/nats/creds,
+# registered for its URLs. INSECURE=1 at its first start runs it open.
 
 NATS_SH := deploy/nats/nats.sh
-NATS_ENV := NATS_DIR=$(CURDIR)/.sandbox/nats FLOTILLA_BIN=$(CURDIR)/$(BIN)
+NATS_ENV := NATS_DIR=$(CURDIR)/.sandbox/nats FLOTILLA_BIN=$(CURDIR)/$(BIN) NATS_INSECURE=$(INSECURE)
 
 .PHONY: nats-cluster nats-stop nats-start nats-down nats-status
 
-## nats-cluster: start nodes n1..n3 (clients on 127.0.0.1:14221-14223), write .sandbox/nats/urls, wait for a meta leader
+## nats-cluster: start nodes n1..n3 (clients on 127.0.0.1:14221-14223) with authentication (INSECURE=1: open), write .sandbox/nats/urls, wait for a meta leader, register admin credentials
 nats-cluster: build
 	$(NATS_ENV) bash $(NATS_SH) up
 

@@ -11,6 +11,12 @@
 #
 # Ports (NATS_PORT_BASE, default 14220): clients base+1..3, routes base+11..13,
 # monitoring base+21..23. All commands are idempotent.
+#
+# Authentication is on (see auth_init): the first up makes one authority under
+# $NATS_DIR/auth that every node trusts, and once the cluster serves it writes
+# admin credentials to $NATS_DIR/creds/admin.creds and registers them for each
+# client URL (and the list). NATS_INSECURE=1 at the first up runs the cluster
+# open instead; either choice is kept for the cluster's life.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -41,6 +47,45 @@ routes() {
   echo "$out"
 }
 
+# Authentication. auth_init decides, once per cluster, whether it runs with
+# authentication (the default: $NATS_DIR/auth holds the authority) or open
+# (NATS_INSECURE=1 at the first up: $NATS_DIR/insecure marks it; a cluster
+# made before authentication existed is kept open too, its streams being
+# under the unauthenticated account), and sets AUTH_ARGS, the arguments of
+# nats-node and nats-wait.
+AUTH_ARGS=()
+auth_init() {
+  local dir=$NATS_DIR/auth
+  if [[ ! -d $dir && ! -f $NATS_DIR/insecure ]]; then
+    if [[ ${NATS_INSECURE:-} == 1 ]]; then
+      touch "$NATS_DIR/insecure"
+    elif compgen -G "$NATS_DIR/n[123]/jetstream" >/dev/null; then
+      log "this cluster was made without authentication and stays so; to have it: nats.sh down, then remove $NATS_DIR"
+      touch "$NATS_DIR/insecure"
+    else
+      "$FLOTILLA_BIN" nats-authority --auth-dir "$dir"
+    fi
+  fi
+  if [[ -f $NATS_DIR/insecure ]]; then
+    log "WARNING: authentication is OFF: anyone who reaches 127.0.0.1:$((base + 1))-$((base + 3)) can publish, read and delete everything"
+    return 0
+  fi
+  [[ ${NATS_INSECURE:-} != 1 ]] || die "this cluster runs with authentication (NATS_INSECURE=1 applies only at its first up); nats.sh down, then remove $NATS_DIR, to make it open"
+  AUTH_ARGS=(--auth-dir "$dir")
+}
+
+# auth_register writes the admin credentials of a cluster with
+# authentication and registers them for its client URLs, so that plain
+# `flotilla` commands find them; for an open cluster it forgets any
+# registered for them before.
+auth_register() {
+  if [[ ${#AUTH_ARGS[@]} -eq 0 ]]; then
+    "$FLOTILLA_BIN" nats-register --insecure --nats-url "$(urls)"
+  else
+    "$FLOTILLA_BIN" nats-register --nats-url "$(urls)" "${AUTH_ARGS[@]}" >&2
+  fi
+}
+
 # pid of node $1 if it runs (and is really that node), else fail.
 running_pid() {
   local pidf=$NATS_DIR/$1.pid pid cmdline
@@ -60,7 +105,7 @@ start_node() {
   mkdir -p "$NATS_DIR/$n"
   setsid "$FLOTILLA_BIN" nats-node --name "$n" --port $((base + i)) --route-port $((base + 10 + i)) \
     --monitor-port $((base + 20 + i)) --routes "$(routes)" --data-dir "$NATS_DIR/$n" \
-    --sync-always="$NATS_SYNC_ALWAYS" </dev/null >>"$NATS_DIR/$n.log" 2>&1 9>&- &
+    --sync-always="$NATS_SYNC_ALWAYS" "${AUTH_ARGS[@]}" </dev/null >>"$NATS_DIR/$n.log" 2>&1 9>&- &
   pid=$!
   echo "$pid" >"$NATS_DIR/$n.pid"
 }
@@ -75,18 +120,23 @@ stop_node() {
   rm -f "$NATS_DIR/$1.pid"
 }
 
-wait_ready() { [[ -x $FLOTILLA_BIN ]] || die "$FLOTILLA_BIN missing (make build)"; "$FLOTILLA_BIN" nats-wait --nats-url "$1" --timeout "${NATS_TIMEOUT:-60s}"; }
+wait_ready() { [[ -x $FLOTILLA_BIN ]] || die "$FLOTILLA_BIN missing (make build)"; "$FLOTILLA_BIN" nats-wait --nats-url "$1" --timeout "${NATS_TIMEOUT:-60s}" "${AUTH_ARGS[@]}"; }
 
 cmd=${1:-}
 case $cmd in
 up)
+  [[ -x $FLOTILLA_BIN ]] || die "$FLOTILLA_BIN missing (make build)"
+  auth_init
   for n in "${NODES[@]}"; do start_node "$n"; done
   urls >"$NATS_DIR/urls"
   wait_ready "$(urls)"
+  auth_register
   log "cluster ready: $(urls)"
   ;;
 start)
   [[ -n ${2:-} ]] || die "usage: nats.sh start NODE"
+  [[ -x $FLOTILLA_BIN ]] || die "$FLOTILLA_BIN missing (make build)"
+  auth_init
   start_node "$2"
   wait_ready "nats://127.0.0.1:$((base + $(index "$2")))"
   log "$2 serving JetStream"

@@ -1,6 +1,7 @@
 package natsbus
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 )
 
@@ -34,9 +36,18 @@ const (
 // that is missing (dir too, mode 0700): the first `flotilla up` generates
 // them, later ones reuse them, so credentials issued before a restart stay
 // valid.
-func LoadOrCreateAuthority(dir string) (*Authority, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("authority: %w", err)
+func LoadOrCreateAuthority(dir string) (*Authority, error) { return loadAuthority(dir, true) }
+
+// LoadAuthority reads the authority LoadOrCreateAuthority made in dir, and
+// fails if any seed is missing: the nodes of a cluster must share one
+// authority, so none of them may make its own.
+func LoadAuthority(dir string) (*Authority, error) { return loadAuthority(dir, false) }
+
+func loadAuthority(dir string, create bool) (*Authority, error) {
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("authority: %w", err)
+		}
 	}
 	a := &Authority{}
 	for _, k := range []struct {
@@ -48,7 +59,11 @@ func LoadOrCreateAuthority(dir string) (*Authority, error) {
 		{systemSeedFile, nkeys.CreateAccount, &a.system},
 		{accountSeedFile, nkeys.CreateAccount, &a.account},
 	} {
-		kp, err := loadOrCreateSeed(filepath.Join(dir, k.file), k.create)
+		mk := k.create
+		if !create {
+			mk = nil
+		}
+		kp, err := loadOrCreateSeed(filepath.Join(dir, k.file), mk)
 		if err != nil {
 			return nil, err
 		}
@@ -57,6 +72,8 @@ func LoadOrCreateAuthority(dir string) (*Authority, error) {
 	return a, nil
 }
 
+// loadOrCreateSeed reads the seed in path, or makes one with create and
+// writes it there (create nil: a missing seed is an error).
 func loadOrCreateSeed(path string, create func() (nkeys.KeyPair, error)) (nkeys.KeyPair, error) {
 	raw, err := os.ReadFile(path)
 	if err == nil {
@@ -66,8 +83,8 @@ func loadOrCreateSeed(path string, create func() (nkeys.KeyPair, error)) (nkeys.
 		}
 		return kp, nil
 	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+	if !errors.Is(err, os.ErrNotExist) || create == nil {
+		return nil, fmt.Errorf("authority: %w", err)
 	}
 	kp, err := create()
 	if err != nil {
@@ -185,6 +202,10 @@ func (a *Authority) UserCredentials(name, role string, g Grant) ([]byte, error) 
 // tag, so refusals can name it) and the permissions of g, replies included
 // only on its own inbox prefix.
 func (a *Authority) signUser(pub, name, role string, g Grant) (string, error) {
+	return userClaims(pub, name, role, g).Encode(a.account)
+}
+
+func userClaims(pub, name, role string, g Grant) *jwt.UserClaims {
 	uc := jwt.NewUserClaims(pub)
 	uc.Name = name
 	uc.Tags.Add(roleTag + role)
@@ -193,7 +214,55 @@ func (a *Authority) signUser(pub, name, role string, g Grant) (string, error) {
 	uc.Pub.Deny.Add(p.PublishDeny...)
 	uc.Sub.Allow.Add(p.Subscribe...)
 	uc.Sub.Deny.Add(p.SubscribeDeny...)
-	return uc.Encode(a.account)
+	return uc
+}
+
+// memoryUser is a user of the FLOTILLA account that exists only in the
+// memory of the process that signed it.
+type memoryUser struct {
+	jwt, seed string
+	id        Identity
+}
+
+// options are the connection options of the user.
+func (u *memoryUser) options() []nats.Option {
+	return []nats.Option{nats.UserJWTAndSeed(u.jwt, u.seed), nats.CustomInboxPrefix(u.id.Inbox)}
+}
+
+// adminInMemory signs an admin user named name that expires after
+// validFor, for a process holding the authority to connect before any
+// credentials file exists (a cluster being set up). It is never written
+// down and never recorded, so it cannot be revoked: hence the expiry.
+func (a *Authority) adminInMemory(name string, validFor time.Duration) (*memoryUser, error) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		return nil, err
+	}
+	pub := publicKey(kp)
+	uc := userClaims(pub, name, "admin", Grant{All: true})
+	uc.Expires = time.Now().Add(validFor).Unix()
+	j, err := uc.Encode(a.account)
+	if err != nil {
+		return nil, err
+	}
+	seed, err := kp.Seed()
+	if err != nil {
+		return nil, err
+	}
+	return &memoryUser{jwt: j, seed: string(seed), id: Identity{Name: name, Role: "admin", Inbox: InboxPrefix(pub)}}, nil
+}
+
+// ConnectAdmin connects to url (a cluster's comma-separated URLs) as an
+// admin the authority signs in memory for this connection, valid for an
+// hour: `make nats-cluster` records the cluster's first admin credentials
+// on it.
+func (a *Authority) ConnectAdmin(ctx context.Context, url string, o Options) (*Bus, error) {
+	u, err := a.adminInMemory("flotilla-authority", time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	o.user = u
+	return Connect(ctx, url, o)
 }
 
 // systemUser is a user of the system account (its JWT and seed), which

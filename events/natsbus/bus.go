@@ -64,6 +64,8 @@ type Options struct {
 	// Credentials is a credentials file (user JWT and seed); "": connect
 	// without (a server with authentication off).
 	Credentials string
+	// user replaces Credentials for Authority.ConnectAdmin.
+	user *memoryUser
 }
 
 // Connect dials NATS at url, or at any of a cluster's comma-separated

@@ -33,6 +33,11 @@ type ClusterNode struct {
 	// (sync_interval: always), so that an acknowledged message survives a
 	// power loss on a majority of the nodes (DESIGN.md §7).
 	SyncAlways bool
+	// Auth is the authority every node of the cluster trusts (nil:
+	// authentication off). Each node keeps its own account resolver
+	// beside its JetStream store; the full resolvers spread account
+	// updates, revocations included, to one another.
+	Auth *Authority
 }
 
 // RunNode runs the node until ctx is done, then shuts it down.
@@ -59,6 +64,9 @@ func RunNode(ctx context.Context, n ClusterNode) error {
 		Cluster:    server.ClusterOpts{Name: n.Cluster, Host: n.Host, Port: n.RoutePort},
 		Routes:     routes,
 	}
+	if err := secure(opts, n.Auth); err != nil {
+		return fmt.Errorf("nats-server %s: %w", n.Name, err)
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return fmt.Errorf("nats-server %s: %w", n.Name, err)
@@ -77,11 +85,20 @@ func RunNode(ctx context.Context, n ClusterNode) error {
 
 // WaitMetaLeader returns once the JetStream at urls (comma-separated)
 // answers an account info request, which a cluster does only once it has
-// a meta leader, or with ctx's error.
-func WaitMetaLeader(ctx context.Context, urls string) error {
+// a meta leader, or with ctx's error. It connects as an admin auth signs
+// in memory (nil: without credentials).
+func WaitMetaLeader(ctx context.Context, urls string, auth *Authority) error {
+	var opts []nats.Option
+	if auth != nil {
+		u, err := auth.adminInMemory("flotilla-wait", time.Hour)
+		if err != nil {
+			return err
+		}
+		opts = u.options()
+	}
 	var last error
 	for {
-		if last = metaReady(ctx, urls); last == nil {
+		if last = metaReady(ctx, urls, opts); last == nil {
 			return nil
 		}
 		select {
@@ -92,8 +109,8 @@ func WaitMetaLeader(ctx context.Context, urls string) error {
 	}
 }
 
-func metaReady(ctx context.Context, urls string) error {
-	nc, err := nats.Connect(urls, nats.Timeout(time.Second), nats.MaxReconnects(0))
+func metaReady(ctx context.Context, urls string, opts []nats.Option) error {
+	nc, err := nats.Connect(urls, append([]nats.Option{nats.Timeout(time.Second), nats.MaxReconnects(0)}, opts...)...)
 	if err != nil {
 		return err
 	}
@@ -229,7 +246,12 @@ func transient(err error) bool {
 		case jetstream.ErrorCode(10008), // JetStream system temporarily unavailable
 			jetstream.ErrorCode(10009), // cluster can not handle request (not leader)
 			jetstream.ErrorCode(10007), // cluster not assigned to this server
-			jetstream.ErrorCode(10004): // incomplete results
+			jetstream.ErrorCode(10004), // incomplete results
+			// duplicate message id is in process: another publisher's copy
+			// of the same event (healthd and executord announce one seal
+			// key at once) is being stored; once it is, a retry is a
+			// duplicate, acknowledged.
+			jetstream.ErrorCode(10158):
 			return true
 		}
 		return false

@@ -2,6 +2,7 @@ package natsbus_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -32,8 +33,9 @@ func freePorts(t testing.TB, n int) []int {
 
 // cluster runs a three-node JetStream cluster in this process until the
 // test ends and returns its client URLs, comma-separated. syncAlways
-// makes the nodes fsync every write (sync_interval: always).
-func cluster(t testing.TB, syncAlways bool) string {
+// makes the nodes fsync every write (sync_interval: always); the nodes
+// trust auth (nil: authentication off).
+func cluster(t testing.TB, syncAlways bool, auth *natsbus.Authority) string {
 	t.Helper()
 	ports := freePorts(t, 6)
 	var routes, urls []string
@@ -46,7 +48,7 @@ func cluster(t testing.TB, syncAlways bool) string {
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	for i := range 3 {
-		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i], SyncAlways: syncAlways}
+		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i], SyncAlways: syncAlways, Auth: auth}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -57,14 +59,14 @@ func cluster(t testing.TB, syncAlways bool) string {
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
-	if err := natsbus.WaitMetaLeader(wctx, strings.Join(urls, ",")); err != nil {
+	if err := natsbus.WaitMetaLeader(wctx, strings.Join(urls, ","), auth); err != nil {
 		t.Fatal(err)
 	}
 	return strings.Join(urls, ",")
 }
 
 func TestStreamsAreScaledUpInPlaceAndNeverDown(t *testing.T) {
-	urls := cluster(t, false)
+	urls := cluster(t, false, nil)
 	ctx := context.Background()
 	connect := func(replicas int) *natsbus.Bus {
 		bus, err := natsbus.Connect(ctx, urls, natsbus.Options{Name: t.Name(), StreamReplicas: replicas})
@@ -104,7 +106,7 @@ func TestStreamsAreScaledUpInPlaceAndNeverDown(t *testing.T) {
 }
 
 func TestReplicasDefaultToThreeOnAThreeNodeCluster(t *testing.T) {
-	urls := cluster(t, false)
+	urls := cluster(t, false, nil)
 	first, _, _ := strings.Cut(urls, ",")
 	for _, tc := range []struct {
 		name, urls string
@@ -160,4 +162,43 @@ func TestAConsumerDeletedUnderRunIsBoundAgainAndKeepsPulling(t *testing.T) {
 	}
 	publishOn(t, bus, "after1")
 	wait("after1")
+}
+
+// TestAClusterTrustingOneAuthorityRefusesStrangersAndKeepsTheCredentialsOnEveryNode:
+// three nodes started with one authority refuse a connection without
+// credentials on each node, let the authority's in-memory admin in, and
+// the credentials bucket of a service run there gets three replicas, like
+// the event streams.
+func TestAClusterTrustingOneAuthorityRefusesStrangersAndKeepsTheCredentialsOnEveryNode(t *testing.T) {
+	auth, err := natsbus.LoadOrCreateAuthority(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls := cluster(t, false, auth)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, u := range strings.Split(urls, ",") {
+		_, err := natsbus.Connect(ctx, u, natsbus.Options{Name: t.Name()})
+		var r *natsbus.Refusal
+		if !errors.As(err, &r) {
+			t.Errorf("%s without credentials: %v, want refused", u, err)
+		}
+	}
+	bus, err := auth.ConnectAdmin(ctx, urls, natsbus.Options{Name: t.Name()})
+	if err != nil {
+		t.Fatalf("the authority's admin: %v", err)
+	}
+	defer bus.Close()
+	svc, err := natsbus.NewCredentialService(ctx, bus, auth, func(natsbus.IssueRequest) (natsbus.Grant, error) { return natsbus.Grant{}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	st, err := bus.JetStream().Stream(ctx, "KV_FLOTILLA_CREDENTIALS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(3, st.CachedInfo().Config.Replicas); diff != "" {
+		t.Errorf("credentials bucket replicas (-want +got):\n%s", diff)
+	}
 }

@@ -88,7 +88,10 @@ var credentialName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
 // and the subscriptions, answering until Run's context is done. It pushes the account's revocations once, so a revocation whose
 // update was lost is in force again.
 func NewCredentialService(ctx context.Context, bus *Bus, auth *Authority, grants GrantFunc) (*CredentialService, error) {
-	kv, err := bus.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: credentialsBucket, History: 1, Storage: jetstream.FileStorage})
+	// As many copies as the event streams: on a cluster a lost node must
+	// not lose the names revocations are made by.
+	kv, err := bus.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: credentialsBucket, History: 1, Storage: jetstream.FileStorage,
+		Replicas: bus.replicasOf(ctx, "KV_"+credentialsBucket)})
 	if err != nil {
 		return nil, fmt.Errorf("credentials bucket: %w", err)
 	}
@@ -115,11 +118,16 @@ func NewCredentialService(ctx context.Context, bus *Bus, auth *Authority, grants
 // Run stops answering when ctx is done.
 func (s *CredentialService) Run(ctx context.Context) error {
 	<-ctx.Done()
+	s.Close()
+	return nil
+}
+
+// Close stops answering and closes the system account connection.
+func (s *CredentialService) Close() {
 	for _, sub := range s.subs {
 		_ = sub.Unsubscribe()
 	}
 	s.sys.Close()
-	return nil
 }
 
 // serve subscribes to the service's subjects (queue group: several

@@ -139,6 +139,9 @@ func authOptions(o Options) ([]nats.Option, *connAuth, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if u := o.user; u != nil {
+		opts, id = u.options(), u.id
+	}
 	a := &connAuth{id: id, refused: make(chan error, 1)}
 	opts = append(opts, nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 		if r := refusalOf(id, err); r != nil {
