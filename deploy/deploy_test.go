@@ -846,6 +846,8 @@ var payloads = map[events.Type]func() any{
 	events.TypeClusterCapacityReported: func() any { return &events.ClusterCapacity{} },
 	events.TypePlacementDecided:        func() any { return &events.PlacementDecision{} },
 	events.TypePlacementRemoved:        func() any { return &events.PlacementDecision{} },
+	events.TypeWorkAssigned:            func() any { return &events.PlacementDecision{} },
+	events.TypeWorkUnassigned:          func() any { return &events.PlacementDecision{} },
 	events.TypeWorkStatusChanged:       func() any { return &events.WorkStatus{} },
 	events.TypeWorkDeleted:             func() any { return &events.WorkStatus{} },
 	events.TypeEventDeadLettered:       func() any { return &events.DeadLetter{} },

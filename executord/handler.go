@@ -47,8 +47,10 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 }
 
 // HandlePlacement carries out one placement (decided or removed) in this
-// cluster. What the member cannot take now is held and retried (held.go);
-// the placement is acknowledged.
+// cluster, or in pull mode one assignment (assigned or unassigned: the
+// placement narrowed to this cluster, events.AssignmentOf). What the member
+// cannot take now is held and retried (held.go); the placement is
+// acknowledged.
 func (w *worker) HandlePlacement(ctx context.Context, e events.Event) error {
 	var p events.PlacementDecision
 	if err := events.Decode(e, &p); err != nil {
@@ -62,7 +64,7 @@ func (w *worker) HandlePlacement(ctx context.Context, e events.Event) error {
 	if removedSince(w.work[p.Key], p) {
 		return nil
 	}
-	if events.Type(e.Type()) == events.TypePlacementRemoved {
+	if t := events.Type(e.Type()); t == events.TypePlacementRemoved || t == events.TypeWorkUnassigned {
 		delete(w.placed, p.Key)
 	} else {
 		w.placed[p.Key] = p

@@ -143,7 +143,13 @@ keeps its position and it rebuilds its state from the streams.`,
 			if f.credentialsKey == "" {
 				f.credentialsKey = defaultCredentialsKey()
 			}
-			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr)
+			reader := ""
+			if name == "executord" && f.exec.PullMode() {
+				// It reads through one consumer of its own: all a
+				// credential issued with --cluster may read through.
+				reader = executord.ReaderFor(f.exec.Cluster)
+			}
+			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr, reader)
 			if err != nil {
 				return err
 			}
@@ -173,11 +179,12 @@ type runtime struct {
 	buses []*natsbus.Bus
 }
 
-func newRuntime(ctx context.Context, g *globals, log *zap.Logger, metricsAddr string) (*runtime, error) {
+// newRuntime connects to NATS; reader is natsbus.Options.Reader.
+func newRuntime(ctx context.Context, g *globals, log *zap.Logger, metricsAddr, reader string) (*runtime, error) {
 	events.Warm() // compile the event codec before the first event, not on it
 	reg := observe.NewRegistry()
 	metrics := natsbus.NewMetrics(reg)
-	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: metrics, Credentials: g.credentials()})
+	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: metrics, Credentials: g.credentials(), Reader: reader})
 	if err != nil {
 		return nil, err
 	}
@@ -356,7 +363,7 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 			if f.credentialsKey == "" {
 				f.credentialsKey = filepath.Join(dataDir, "credentials.key")
 			}
-			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr)
+			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr, "")
 			if err != nil {
 				return err
 			}

@@ -27,6 +27,9 @@ type Bus struct {
 	metrics *Metrics
 	streams []events.StreamSpec
 	auth    *connAuth
+	// reader: Options.Reader; readMu makes reads through it one at a time.
+	reader string
+	readMu sync.Mutex
 
 	// Deferred publishing (PublishDeferred): pubMu makes the order in which
 	// deferred events are numbered the order in which they leave; latest
@@ -59,6 +62,12 @@ type Options struct {
 	// Credentials is a credentials file (user JWT and seed); "": connect
 	// without (a server with authentication off).
 	Credentials string
+	// Reader, when set, is the name of the one consumer every read
+	// (LatestPerSubject, Replay, HandleLatest) uses, one read at a time, and
+	// deletes after it: a credential held to some subjects of a stream
+	// (Grant.Scoped) may create no consumer of another name, so that it
+	// can pull from no consumer but its own.
+	Reader string
 }
 
 // Connect dials NATS at url and prepares JetStream. It reconnects forever
@@ -98,7 +107,7 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if o.Streams == nil {
 		o.Streams = events.Streams
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, latest: map[string]uint64{}}, nil
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, reader: o.Reader, latest: map[string]uint64{}}, nil
 }
 
 // Close drains and closes the connection.

@@ -148,6 +148,11 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 		AckWait:        spec.AckWait,
 		MaxAckPending:  1000,
 	}
+	if len(cfg.FilterSubjects) == 1 {
+		// One filter travels in the API subject, where a scoped grant
+		// checks it (Grant.Scoped).
+		cfg.FilterSubject, cfg.FilterSubjects = cfg.FilterSubjects[0], nil
+	}
 	c, err := b.js.Consumer(ctx, spec.Stream, spec.Name)
 	if errors.Is(err, jetstream.ErrConsumerNotFound) {
 		c, err = b.js.CreateConsumer(ctx, spec.Stream, cfg)
@@ -473,7 +478,7 @@ func (c *Consumer) deadLetter(ctx context.Context, d *delivery, reason string) e
 	id := events.DeterministicID("deadletter", c.spec.Name, dl.Stream, fmt.Sprint(dl.Sequence))
 	if d.unreadable {
 		id = events.DeterministicID("deadletter", "unreadable", dl.Stream, fmt.Sprint(dl.Sequence))
-		if done, err := c.bus.unreadableDeadLettered(ctx, dl.Stream, dl.Sequence); err != nil || done {
+		if done, err := c.bus.unreadableDeadLettered(ctx, dl.Stream, dl.Sequence, c.spec.Name); err != nil || done {
 			return err
 		}
 	}
