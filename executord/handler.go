@@ -26,6 +26,15 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 	if !d.members.Registered(d.workers, r.Name, r.Generation) {
 		return nil // older than the cluster's deregistration, or than its worker's registration
 	}
+	if r.Spec.SyncMode == "Pull" {
+		// Served by its own executord (pull mode), as Karmada's agent
+		// serves a Pull cluster: two appliers would race.
+		if old, ok := d.members.Stop(d.workers, r.Name); ok {
+			d.retire(old)
+		}
+		d.deps.Log.Info("cluster is in pull mode, served by its own executord", zap.String("cluster", r.Name))
+		return nil
+	}
 	if r.Credentials == nil {
 		d.deps.Log.Warn("cluster has no credentials yet", zap.String("cluster", r.Name))
 		return nil
