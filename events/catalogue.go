@@ -171,7 +171,7 @@ func WorkSubject(cluster string, k ObjectKey) string {
 // AssignmentSubject carries what cluster must apply of k's placement. The
 // cluster token comes before the key so that one filter,
 // AssignmentsOf(cluster), selects a cluster's work (and a credential can be
-// held to it); see DESIGN.md decision 21 for the subject layout.
+// held to it); see DESIGN.md decision 23 for the subject layout.
 func AssignmentSubject(cluster string, k ObjectKey) string {
 	return "flotilla.assignment." + token(cluster) + "." + k.subjectTokens()
 }

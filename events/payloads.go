@@ -26,6 +26,11 @@ type ObjectRecord struct {
 	// CreatedAt: when the object's first generation was accepted; a new
 	// generation keeps it (AGE is the creation time, as kubectl's).
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// InputSequence is the position on FLOTILLA_INPUT of the apply or
+	// deletion policyd made this record from (0: not known). policyd
+	// ignores an input of the object redelivered from before it (DESIGN.md
+	// §4, stale redeliveries), also after a restart, which reads it back.
+	InputSequence uint64 `json:"inputSequence,omitempty"`
 }
 
 // Rejection says why policyd refused an object. Every problem carries its
@@ -108,6 +113,19 @@ type Binding struct {
 	// PriorityClass does not exist): the template is then not placed and
 	// its placement says why (Karmada creates no binding).
 	PriorityError string `json:"priorityError,omitempty"`
+	// Components are a multi-component workload's components (reference
+	// features §3.1), from its componentResource script; Replicas and
+	// ReplicaRequirements are then 0 and empty.
+	Components []policy.Component `json:"components,omitempty"`
+	// Interpretation holds the ResourceInterpreterCustomization scripts of
+	// the template's kind (policy.Merge), so that executord and the read
+	// model run the same scripts policyd did; nil when there are none.
+	Interpretation *policy.Interpretation `json:"interpretation,omitempty"`
+	// InterpreterError says why a script policyd ran for this binding
+	// (replicas, components, dependencies) failed: the template is then not
+	// placed and its placement says why; nothing falls back to the
+	// built-in interpretation.
+	InterpreterError string `json:"interpreterError,omitempty"`
 	// Warnings and AcceptedAt complete the template's accepted record
 	// (ObjectRecord.Warnings and UpdatedAt of this Generation): a binding is
 	// also the acceptance of the template generation it carries, and for a
@@ -118,6 +136,8 @@ type Binding struct {
 	// CreatedAt: when the template's first generation was accepted
 	// (ObjectRecord.CreatedAt).
 	CreatedAt time.Time `json:"createdAt,omitzero"`
+	// InputSequence completes the record too (ObjectRecord.InputSequence).
+	InputSequence uint64 `json:"inputSequence,omitempty"`
 
 	// encoded is the JSON this binding was read from (SpecCache.DecodeBinding), written
 	// back as is by MarshalJSON while the binding still holds what was read
@@ -151,7 +171,12 @@ type keptEncoding struct {
 	priorityError         string
 	warnings              *string
 	warningsLen           int
+	components            *policy.Component
+	componentsLen         int
+	interpretation        *policy.Interpretation
+	interpreterError      string
 	acceptedAt, createdAt time.Time
+	inputSequence         uint64
 }
 
 func keep(data []byte, b *Binding) *keptEncoding {
@@ -160,7 +185,9 @@ func keep(data []byte, b *Binding) *keptEncoding {
 		policy: b.Policy, spec: b.Spec, overrides: unsafe.SliceData(b.Overrides), overridesLen: len(b.Overrides),
 		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt,
 		groups: b.WorkloadAffinityGroups, priority: b.SchedulePriority, priorityError: b.PriorityError,
-		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt, createdAt: b.CreatedAt}
+		components: unsafe.SliceData(b.Components), componentsLen: len(b.Components), interpretation: b.Interpretation, interpreterError: b.InterpreterError,
+		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt, createdAt: b.CreatedAt,
+		inputSequence: b.InputSequence}
 }
 
 // holds reports whether b still holds what was read with k.data.
@@ -171,14 +198,24 @@ func (k *keptEncoding) holds(b *Binding) bool {
 		k.overrides == unsafe.SliceData(b.Overrides) && k.overridesLen == len(b.Overrides) &&
 		k.deps == unsafe.SliceData(b.Dependencies) && k.depsLen == len(b.Dependencies) && k.reschedule == b.RescheduleRequestedAt &&
 		k.groups == b.WorkloadAffinityGroups && k.priority == b.SchedulePriority && k.priorityError == b.PriorityError &&
-		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt && k.createdAt == b.CreatedAt
+		k.components == unsafe.SliceData(b.Components) && k.componentsLen == len(b.Components) &&
+		k.interpretation == b.Interpretation && k.interpreterError == b.InterpreterError &&
+		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt && k.createdAt == b.CreatedAt &&
+		k.inputSequence == b.InputSequence
+}
+
+// IsWorkload is Karmada's IsWorkload: the binding has replicas,
+// requirements or components. Such a template gets each cluster's count
+// revised by its replicaRevision script (reference features §7.2.3).
+func (b *Binding) IsWorkload() bool {
+	return b.Replicas > 0 || len(b.ReplicaRequirements) > 0 || len(b.Components) > 0
 }
 
 // TemplateRecord is the accepted record of the template generation b
 // carries: what an object.accepted for it would have said.
 func (b *Binding) TemplateRecord() ObjectRecord {
 	return ObjectRecord{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation, Object: b.Template,
-		Warnings: b.Warnings, Role: RoleTemplate, UpdatedAt: b.AcceptedAt, CreatedAt: b.CreatedAt}
+		Warnings: b.Warnings, Role: RoleTemplate, UpdatedAt: b.AcceptedAt, CreatedAt: b.CreatedAt, InputSequence: b.InputSequence}
 }
 
 // bindingFields is Binding without its methods (the plain encoding).
@@ -217,6 +254,9 @@ type PolicyRef struct {
 type TargetCluster struct {
 	Name     string `json:"name"`
 	Replicas int32  `json:"replicas"`
+	// Components: a multi-component workload placed whole here, each
+	// component with all its replicas (reference features §3.2.4).
+	Components []policy.ComponentReplicas `json:"components,omitempty"`
 }
 
 // FormatTargets writes a placement as "cluster1=2,cluster2=2" ("" for none),
@@ -399,8 +439,12 @@ type WorkStatus struct {
 	// jsonPath evaluated against the member object's .status; only for
 	// templates whose policy has such rules.
 	PreservedState map[string]string `json:"preservedState,omitempty"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	UpdatedAt      time.Time         `json:"updatedAt"`
+	// Status is the member object's status as reflected for aggregation
+	// (Karmada's manifestStatuses[].status): only for templates whose
+	// kind has a statusReflection or statusAggregation script.
+	Status    map[string]any `json:"status,omitempty"`
+	CreatedAt time.Time      `json:"createdAt"`
+	UpdatedAt time.Time      `json:"updatedAt"`
 }
 
 // ClusterHealth is healthd's view of a member's readiness.

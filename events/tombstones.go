@@ -1,15 +1,17 @@
 package events
 
-// Tombstones remember, per deleted cluster, the generation its
-// cluster.deregistered carried (the last registration's plus one), so that
-// a consumer can tell a registration redelivered from before the deletion
-// (at or below it: stale) from the cluster applied again (above it). The
-// zero value is ready to use; not safe for concurrent use.
+// Tombstones remember, per deleted object, the generation or revision its
+// deletion carried: for a cluster, the generation of its
+// cluster.deregistered (the last registration's plus one); for a template,
+// the revision of its binding.removed. A consumer can so tell an event
+// redelivered from before the deletion (at or below it: stale) from the
+// object applied again (above it). The zero value is ready to use; not
+// safe for concurrent use.
 type Tombstones struct {
 	gen map[string]int64
 }
 
-// Bury records a deregistration of name at generation gen.
+// Bury records the deletion of name at generation (or revision) gen.
 func (t *Tombstones) Bury(name string, gen int64) {
 	if t.gen == nil {
 		t.gen = map[string]int64{}
@@ -19,15 +21,14 @@ func (t *Tombstones) Bury(name string, gen int64) {
 	}
 }
 
-// Stale reports whether a registration of name at generation gen is older
-// than the cluster's deregistration. Without a deregistration nothing is
-// stale.
+// Stale reports whether an event of name at generation (or revision) gen
+// is from before its deletion. Without a deletion nothing is stale.
 func (t *Tombstones) Stale(name string, gen int64) bool {
 	g, ok := t.gen[name]
 	return ok && gen <= g
 }
 
-// Generation is the generation of name's deregistration (0: none).
+// Generation is the generation of name's deletion (0: none).
 func (t *Tombstones) Generation(name string) int64 { return t.gen[name] }
 
 // Outdated reports whether a deregistration at generation gen is older than

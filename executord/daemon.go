@@ -89,7 +89,7 @@ func (d *Daemon) logBadRule(key events.ObjectKey, e *RuleError) {
 // placementConsumer is the consumer that serves cluster its placements:
 // in push mode every placement (the control plane reads them all), in pull
 // mode only the cluster's assignments, which is all a credential issued
-// with --cluster may read (DESIGN.md decision 21).
+// with --cluster may read (DESIGN.md decision 23).
 func placementConsumer(cfg Config, cluster string) natsbus.ConsumerSpec {
 	stream, filter := placementSource(cfg, cluster)
 	// Applying to a member is the slowest handling there is (API round
@@ -109,7 +109,7 @@ func placementSource(cfg Config, cluster string) (stream, filter string) {
 
 // ReaderFor names the one consumer a pull-mode executord of cluster reads
 // the streams with (natsbus.Options.Reader): a credential issued with
-// --cluster may create, read and delete no other (DESIGN.md decision 21).
+// --cluster may create, read and delete no other (DESIGN.md decision 23).
 func ReaderFor(cluster string) string { return ConsumerFor(cluster) + "-read" }
 
 // membersConsumer follows registrations in push mode; each instance has

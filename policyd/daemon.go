@@ -90,6 +90,11 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 	for _, rec := range p.Records {
 		_ = st.put(rec)
 	}
+	// A template deleted, then applied again, has both a removal and a
+	// record: the later input is the larger sequence.
+	for k, seq := range p.removed {
+		st.inputs[k] = max(st.inputs[k], seq)
+	}
 	st.bindings, st.bindingLive, st.bindingCause = p.Bindings, p.Live, p.Causes
 	regs, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
 	if err != nil {

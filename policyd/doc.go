@@ -8,6 +8,7 @@
 //	Produces  io.flotilla.object.accepted|removed|rejected.v1,
 //	          io.flotilla.binding.changed|removed.v1,
 //	          io.flotilla.cluster.registered|deregistered.v1   (FLOTILLA_POLICY)
-//	State     the accepted objects and the last binding per template, rebuilt at
+//	State     the accepted objects, the last binding per template and the input
+//	          sequence of each object's latest apply or deletion, rebuilt at
 //	          start from FLOTILLA_POLICY (latest message per subject)
 package policyd

@@ -54,6 +54,20 @@ func (h *Handler) Handle(ctx context.Context, e events.Event) error {
 		e.Type(), events.TypeObjectApplied, events.TypeObjectDeleted, events.TypeSecretSealed))
 }
 
+// onItsSubject refuses (dead-letters) an input whose object is not the one
+// its subject names: a publisher's permissions (creds issue publisher
+// --namespace NS) are checked by NATS against the subject, so an object
+// of another namespace, or a cluster-scoped one, sent on NS's subject
+// would otherwise pass them.
+func onItsSubject(ctx context.Context, key events.ObjectKey) error {
+	d, ok := events.DeliveryOf(ctx)
+	if !ok || d.Subject == "" || d.Subject == events.InputSubject(key) {
+		return nil
+	}
+	return events.Permanent(fmt.Errorf("published on %s, but the object is %s, whose subject is %s: an input must travel on its own object's subject",
+		d.Subject, key, events.InputSubject(key)))
+}
+
 // HandleObjectApplied validates, stores and propagates the effects of one
 // applied object.
 func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error {
@@ -64,8 +78,18 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	doc, errs, warns := validation.ValidateObject(obj)
 	key := events.KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name)
 	role := events.RoleOf(doc.APIVersion, doc.Kind, doc.Namespace)
+	if err := onItsSubject(ctx, key); err != nil {
+		return err
+	}
+	seq, stale := h.st.superseded(ctx, key)
+	if stale {
+		return h.ignore(key, role, seq)
+	}
 	if len(errs) == 0 && role == events.RoleTemplate {
 		errs = replicaLimit(doc.APIVersion, doc.Kind, doc.Object, h.maxReplicas)
+	}
+	if len(errs) == 0 && role == events.RoleInterpreter {
+		errs = h.conflictingInterpreter(doc.Object)
 	}
 	if len(errs) == 0 && role == events.RoleCredentials {
 		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + policy.CredentialsNamespace + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
@@ -74,7 +98,7 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 		return h.reject(ctx, e, key, role, errs)
 	}
 	raw, _ := events.MarshalJSON(doc.Object)
-	rec := events.ObjectRecord{Key: key, APIVersion: doc.APIVersion, Object: raw, Role: role, Generation: 1, UpdatedAt: h.now().UTC()}
+	rec := events.ObjectRecord{Key: key, APIVersion: doc.APIVersion, Object: raw, Role: role, Generation: 1, UpdatedAt: h.now().UTC(), InputSequence: seq}
 	for _, w := range warns {
 		rec.Warnings = append(rec.Warnings, validation.Format(w))
 	}
@@ -82,6 +106,14 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 		return err
 	}
 	h.metrics.objects.WithLabelValues(role, "accepted").Inc()
+	return nil
+}
+
+// ignore drops a superseded input (state.superseded) of key at seq.
+func (h *Handler) ignore(key events.ObjectKey, role string, seq uint64) error {
+	h.log.Info("input redelivered after a newer one of its object was handled: ignored",
+		zap.Stringer("key", key), zap.Uint64("sequence", seq), zap.Uint64("handled", h.st.inputs[key]))
+	h.metrics.objects.WithLabelValues(role, "superseded").Inc()
 	return nil
 }
 
@@ -194,6 +226,8 @@ func (h *Handler) effects(ctx context.Context, cause events.Event, rec events.Ob
 				return err
 			}
 		}
+	case events.RoleInterpreter:
+		return h.rebindInterpreted(ctx, cause, rec)
 	case events.RoleCluster:
 		return h.register(ctx, cause, rec.Key.Name)
 	case events.RoleCredentials:
@@ -235,17 +269,25 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 		return err
 	}
 	key := obj.key()
+	if err := onItsSubject(ctx, key); err != nil {
+		return err
+	}
 	rec, ok := h.st.records[key]
 	if !ok {
 		// Deleting what is not there is not an error (kubectl delete --ignore-not-found semantics);
 		// the removed event still answers the CLI.
 		rec = events.ObjectRecord{Key: key, APIVersion: obj.APIVersion, Role: events.RoleOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace)}
 	}
-	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC()}
+	seq, stale := h.st.superseded(ctx, key)
+	if stale {
+		return h.ignore(key, rec.Role, seq)
+	}
+	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC(), InputSequence: seq}
 	if err := h.publish(ctx, e, events.TypeObjectRemoved, events.ObjectSubject(key), key.String(),
 		events.DeterministicID("removed", key.String(), fmt.Sprint(rec.Generation), e.ID()), removed); err != nil {
 		return err
 	}
+	h.st.handled(key, seq)
 	h.metrics.objects.WithLabelValues(removed.Role, "removed").Inc()
 	if !ok {
 		return nil
@@ -289,7 +331,14 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 	}
 	raw, _ := events.MarshalJSON(s)
 	key := events.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}
-	if err := h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: events.RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC()}, nil); err != nil {
+	if err := onItsSubject(ctx, key); err != nil {
+		return err
+	}
+	seq, stale := h.st.superseded(ctx, key)
+	if stale {
+		return h.ignore(key, events.RoleCredentials, seq)
+	}
+	if err := h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: events.RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC(), InputSequence: seq}, nil); err != nil {
 		return err
 	}
 	h.metrics.objects.WithLabelValues(events.RoleCredentials, "accepted").Inc()
@@ -304,6 +353,9 @@ func (h *Handler) HandleRescheduleRequested(ctx context.Context, e events.Event)
 		return err
 	}
 	key := obj.key()
+	if err := onItsSubject(ctx, key); err != nil {
+		return err
+	}
 	b, ok := h.st.bindings[key]
 	if !ok || !h.st.bindingLive[key] {
 		return events.Permanent(fmt.Errorf("reschedule %s: no policy has claimed it", key))
@@ -343,7 +395,12 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 		return false, nil
 	}
 	b := binding.Build(t, claimed, policy.ApplicableOverrides(facts, h.st.sortedOverrides()), h.st.priorityClass)
-	if claimed.Policy.Spec.PropagateDeps {
+	propagateDeps := claimed.Policy.Spec.PropagateDeps
+	deps, scripted := binding.Interpret(&b, t, h.st.interpretation(t.Record.APIVersion, key.Kind), propagateDeps)
+	switch {
+	case scripted:
+		b.Dependencies = h.scriptedDependencies(deps)
+	case propagateDeps:
 		b.Dependencies = h.dependenciesOf(t)
 	}
 	if had && h.st.bindingLive[key] && sameBinding(last, b) {
@@ -448,10 +505,12 @@ func (h *Handler) clustersUsingSecret(ns, name string) []string {
 }
 
 // sameBinding reports whether two bindings would schedule and apply alike
-// (everything but the revision and a reschedule request).
+// (everything but the revision, a reschedule request and the input the
+// template's record was made from).
 func sameBinding(a, b events.Binding) bool {
 	a.Revision, b.Revision = 0, 0
 	a.RescheduleRequestedAt, b.RescheduleRequestedAt = nil, nil
+	a.InputSequence, b.InputSequence = 0, 0
 	ja, _ := events.MarshalJSON(a)
 	jb, _ := events.MarshalJSON(b)
 	return string(ja) == string(jb)

@@ -6,7 +6,7 @@ import "github.com/prometheus/client_golang/prometheus"
 // (flotilla_events_handled_total, consumer policyd-input).
 type metrics struct {
 	// objects: applied and deleted objects by role and outcome (accepted,
-	// rejected, removed): both labels take a handful of values.
+	// rejected, removed, superseded): both labels take a handful of values.
 	objects *prometheus.CounterVec
 	// bindings: bindings published, by change (changed, removed).
 	bindings *prometheus.CounterVec
@@ -15,7 +15,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		objects: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "flotilla_policy_objects_total", Help: "Objects handled, by role (template, policy, override, cluster, credentials) and outcome (accepted, rejected, removed).",
+			Name: "flotilla_policy_objects_total", Help: "Objects handled, by role (template, policy, override, cluster, credentials) and outcome (accepted, rejected, removed; superseded: a late redelivery ignored).",
 		}, []string{"role", "outcome"}),
 		bindings: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flotilla_policy_bindings_total", Help: "Bindings published, by change (changed, removed).",

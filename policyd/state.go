@@ -1,6 +1,7 @@
 package policyd
 
 import (
+	"context"
 	"sort"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -31,6 +32,12 @@ type state struct {
 	// priorityClasses: the value of every scheduling.k8s.io/v1
 	// PriorityClass template, by name (schedulePriority reads them).
 	priorityClasses map[string]int32
+	// inputs: per object, the FLOTILLA_INPUT sequence of the latest apply
+	// or deletion of it that was handled (superseded), rebuilt from the
+	// records' InputSequence and the removals'.
+	inputs map[events.ObjectKey]uint64
+	// interpreters: every ResourceInterpreterCustomization, by key.
+	interpreters map[events.ObjectKey]policy.ResourceInterpreterCustomization
 }
 
 func newState() *state {
@@ -40,13 +47,40 @@ func newState() *state {
 		clusters: map[string]policy.Cluster{}, secrets: map[string]events.SealedSecret{},
 		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{}, bindingCause: map[events.ObjectKey]string{},
 		registrations: map[string]events.ClusterRegistration{}, deregistered: map[string]int64{},
-		priorityClasses: map[string]int32{},
+		priorityClasses: map[string]int32{}, inputs: map[events.ObjectKey]uint64{},
+		interpreters: map[events.ObjectKey]policy.ResourceInterpreterCustomization{},
+	}
+}
+
+// superseded reports whether the input about key that ctx delivers is a
+// late redelivery: delivered again (a killed policyd had taken it, or a
+// handler failed on it) after a newer apply or deletion of the same object
+// was handled. Handling it would undo the newer one (bring a deleted
+// object back, roll its content back, delete what was applied again), so
+// it must change nothing: the object ends as the newer input left it, as
+// if the two had been handled in stream order. A first delivery is never
+// superseded (first deliveries come in stream order, and a stream created
+// afresh starts its sequences again). seq is the input's sequence (0: not
+// handed over by a consumer, as in tests that call the handler).
+func (s *state) superseded(ctx context.Context, key events.ObjectKey) (seq uint64, stale bool) {
+	d, ok := events.DeliveryOf(ctx)
+	if !ok {
+		return 0, false
+	}
+	return d.Sequence, d.Delivered > 1 && d.Sequence < s.inputs[key]
+}
+
+// handled records that the input of key at seq (0: unknown) was handled.
+func (s *state) handled(key events.ObjectKey, seq uint64) {
+	if seq > 0 {
+		s.inputs[key] = seq
 	}
 }
 
 // put stores an accepted record under its role.
 func (s *state) put(r events.ObjectRecord) error {
 	s.records[r.Key] = r
+	s.handled(r.Key, r.InputSequence)
 	switch r.Role {
 	case events.RoleTemplate:
 		return s.putTemplate(r, nil)
@@ -74,6 +108,12 @@ func (s *state) put(r events.ObjectRecord) error {
 			return err
 		}
 		s.secrets[sec.Namespace+"/"+sec.Name] = sec
+	case events.RoleInterpreter:
+		var ric policy.ResourceInterpreterCustomization
+		if err := events.UnmarshalJSON(r.Object, &ric); err != nil {
+			return err
+		}
+		s.interpreters[r.Key] = ric
 	}
 	return nil
 }
@@ -87,6 +127,7 @@ func (s *state) putTemplate(r events.ObjectRecord, obj map[string]any) error {
 		}
 	}
 	s.records[r.Key] = r
+	s.handled(r.Key, r.InputSequence)
 	if v, ok := policy.PriorityClassValue(r.APIVersion, r.Key.Kind, obj); ok {
 		s.priorityClasses[r.Key.Name] = v
 	}
@@ -117,7 +158,23 @@ func (s *state) remove(k events.ObjectKey) {
 		delete(s.clusters, k.Name)
 	case events.RoleCredentials:
 		delete(s.secrets, k.Namespace+"/"+k.Name)
+	case events.RoleInterpreter:
+		delete(s.interpreters, k)
 	}
+}
+
+// sortedInterpreters returns the interpreter customizations in key order.
+func (s *state) sortedInterpreters() []policy.ResourceInterpreterCustomization {
+	return events.SortedByKey(s.interpreters)
+}
+
+// interpretation merges the customizations of one kind (policy.Merge);
+// nil when none has a hook.
+func (s *state) interpretation(apiVersion, kind string) *policy.Interpretation {
+	if len(s.interpreters) == 0 {
+		return nil
+	}
+	return policy.Merge(s.sortedInterpreters(), apiVersion, kind)
 }
 
 // sortedPolicies returns the propagation policies in key order (determinism).

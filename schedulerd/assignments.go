@@ -11,7 +11,7 @@ import (
 // last (nil for none), what each cluster it concerns must now do
 // (events.AssignedClusters, events.AssignmentOf): a member's executord
 // reads only its cluster's assignments, never the placements, which carry
-// every cluster's targets and overrides (DESIGN.md decision 21). Their ids
+// every cluster's targets and overrides (DESIGN.md decision 23). Their ids
 // derive from the placement's and the cluster, so a redelivered binding
 // that makes the same decision stores each once.
 func (h *Handler) assign(ctx context.Context, placed events.Event, typ events.Type, p events.PlacementDecision, last *events.PlacementDecision) error {

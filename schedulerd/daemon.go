@@ -201,6 +201,13 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 		}
 	})
 	read(events.StreamPolicy, events.AllBindings, func(m natsbus.Message) {
+		if events.Type(m.Event.Type()) == events.TypeBindingRemoved {
+			var b events.Binding
+			if events.Decode(m.Event, &b) == nil {
+				h.book.removed.Bury(b.Key.String(), b.Revision)
+			}
+			return
+		}
 		if events.Type(m.Event.Type()) != events.TypeBindingChanged {
 			return
 		}

@@ -16,7 +16,8 @@
 //	          io.flotilla.work.assigned|unassigned.v1, one per cluster a
 //	          placement concerns                                (FLOTILLA_WORK)
 //	          (object records: FederatedResourceQuotas only)
-//	State     members, bindings, last placements, FederatedResourceQuotas
+//	State     members, bindings (and each removed template's last binding
+//	          revision), last placements, FederatedResourceQuotas
 //	          and each template's work health per cluster, rebuilt at start
 //	          from the streams (latest message per subject); the quota ledger
 //	          and workload affinity peers follow from the placements;

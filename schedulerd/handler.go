@@ -87,6 +87,11 @@ func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) erro
 	if old, ok := h.book.bindings[b.Key]; ok && old.Revision >= b.Revision {
 		return nil // stale or duplicate delivery
 	}
+	if h.book.removed.Stale(b.Key.String(), b.Revision) {
+		// From before the template's removal: redelivered late (a killed
+		// schedulerd had taken it), it would place a deleted template.
+		return nil
+	}
 	prev, had := h.book.bindings[b.Key]
 	h.book.bindings[b.Key] = b
 	h.book.arrived(b.Key)
@@ -115,6 +120,7 @@ func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) erro
 	if old, ok := h.book.bindings[b.Key]; ok && old.Revision > b.Revision {
 		return nil
 	}
+	h.book.removed.Bury(b.Key.String(), b.Revision)
 	delete(h.book.bindings, b.Key)
 	h.reserved.drop(b.Key)
 	h.placed.Forget(b.Key)

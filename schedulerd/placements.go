@@ -17,6 +17,10 @@ type placementBook struct {
 	// specs decodes bindings: those of one policy share one decoded spec.
 	specs      events.SpecCache
 	placements map[events.ObjectKey]events.PlacementDecision
+	// removed: the revision of each removed template's binding.removed,
+	// by key: a binding of that revision or older is a late redelivery
+	// (HandleBindingChanged), rebuilt from the binding subjects.
+	removed events.Tombstones
 	// arrival: when each binding's latest revision arrived (a counter),
 	// the tie-break of equal priorities in queue order.
 	arrival map[events.ObjectKey]uint64

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
@@ -188,6 +189,12 @@ func explain(out io.Writer, p events.PlacementDecision, f readmodel.Fleet) {
 		if g := b.WorkloadAffinityGroups; g != nil {
 			fmt.Fprintf(out, "Groups:      affinity %s, anti-affinity %s\n", orNone(g.AffinityGroup), orNone(g.AntiAffinityGroup))
 		}
+		if in := b.Interpretation; in != nil {
+			fmt.Fprintf(out, "Interpreter: ResourceInterpreterCustomization %s\n", strings.Join(in.Names, ", "))
+		}
+		if len(b.Components) > 0 {
+			fmt.Fprintf(out, "Components:  %s\n", componentList(b.Components))
+		}
 	}
 	fmt.Fprintf(out, "Generation:  %d (binding revision %d), decided %s\n", p.Generation, p.BindingRevision, p.DecidedAt.Format("2006-01-02 15:04:05Z07:00"))
 	fmt.Fprintf(out, "Strategy:    %s\n", p.Strategy)
@@ -198,7 +205,11 @@ func explain(out io.Writer, p events.PlacementDecision, f readmodel.Fleet) {
 	}
 	var placed []string
 	for _, c := range p.Clusters {
-		placed = append(placed, fmt.Sprintf("%s=%d", c.Name, c.Replicas))
+		entry := fmt.Sprintf("%s=%d", c.Name, c.Replicas)
+		if len(c.Components) > 0 {
+			entry += " (whole: " + placedComponents(c.Components) + ")"
+		}
+		placed = append(placed, entry)
 	}
 	fmt.Fprintf(out, "Placement:   %s\n", orNone(strings.Join(placed, " ")))
 	if p.Division != "" {
@@ -242,6 +253,34 @@ func explain(out io.Writer, p events.PlacementDecision, f readmodel.Fleet) {
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(out, "Warning:     %s\n", warn)
 	}
+}
+
+// componentList is "head=1 (cpu 1), worker=4 (cpu 2)": each component's
+// replicas and one replica's requests.
+func componentList(cs []policy.Component) string {
+	var out []string
+	for _, c := range cs {
+		e := fmt.Sprintf("%s=%d", c.Name, c.Replicas)
+		if r := c.ReplicaRequirements; r != nil && len(r.ResourceRequest) > 0 {
+			var req []string
+			for _, n := range slices.Sorted(maps.Keys(r.ResourceRequest)) {
+				q := r.ResourceRequest[n]
+				req = append(req, string(n)+" "+q.String())
+			}
+			e += " (" + strings.Join(req, ", ") + ")"
+		}
+		out = append(out, e)
+	}
+	return strings.Join(out, ", ")
+}
+
+// placedComponents is "head=1 worker=4".
+func placedComponents(cs []policy.ComponentReplicas) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%s=%d", c.Name, c.Replicas))
+	}
+	return strings.Join(out, " ")
 }
 
 func orNone(s string) string {

@@ -169,3 +169,38 @@ func TestBindSetsTheAckWaitOfAConsumerCreatedBefore(t *testing.T) {
 		t.Fatalf("AckWait %s after binding again, want the default %s", got, natsbus.DefaultAckWait)
 	}
 }
+
+// The handler is told where its event is stored and how often it was
+// delivered (events.DeliveryOf): what a handler needs to tell a late
+// redelivery from new input.
+func TestTheHandlerIsToldTheStreamSequenceAndDeliveryCount(t *testing.T) {
+	ctx, bus, c := bound(t, natsbus.ConsumerSpec{Name: "test-delivery", BackOff: []time.Duration{50 * time.Millisecond}}, "first1", "second1")
+	var mu sync.Mutex
+	var got []events.Delivery
+	go c.Run(ctx, func(ctx context.Context, e events.Event) error {
+		d, _ := events.DeliveryOf(ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, d)
+		if dataOf(e) == "second1" && d.Delivered == 1 {
+			return errors.New("fail once")
+		}
+		return nil
+	})
+	waitFor(t, "both events acknowledged", func() bool {
+		return consumerInfo(t, bus, events.StreamPolicy, "test-delivery").AckFloor.Stream == 2
+	})
+	on := func(name string) string {
+		return events.BindingSubject(events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: name})
+	}
+	want := []events.Delivery{
+		{Stream: events.StreamPolicy, Subject: on("first"), Sequence: 1, Delivered: 1},
+		{Stream: events.StreamPolicy, Subject: on("second"), Sequence: 2, Delivered: 1},
+		{Stream: events.StreamPolicy, Subject: on("second"), Sequence: 2, Delivered: 2},
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("deliveries (-want +got):\n%s", diff)
+	}
+}

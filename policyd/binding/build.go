@@ -22,7 +22,7 @@ func Build(t *Template, claimed *Candidate, overrides []policy.OverridePolicy, c
 	b := events.Binding{
 		Key: t.Record.Key, APIVersion: t.Record.APIVersion, UID: t.UID, Generation: t.Record.Generation,
 		Template: t.Record.Object, Replicas: replicas, ReplicaRequirements: req, Overrides: overrides,
-		Warnings: t.Record.Warnings, AcceptedAt: t.Record.UpdatedAt, CreatedAt: t.Record.CreatedAt,
+		Warnings: t.Record.Warnings, AcceptedAt: t.Record.UpdatedAt, CreatedAt: t.Record.CreatedAt, InputSequence: t.Record.InputSequence,
 	}
 	if claimed != nil {
 		spec := claimed.Policy.Spec
