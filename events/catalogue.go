@@ -34,6 +34,11 @@ const (
 	TypePlacementDecided = Type("io.flotilla.placement.decided.v1") // data: PlacementDecision
 	TypePlacementRemoved = Type("io.flotilla.placement.removed.v1") // data: PlacementDecision (key only)
 
+	// schedulerd, one per member cluster a placement concerns: what that
+	// cluster must apply, and nothing of other clusters (AssignmentOf).
+	TypeWorkAssigned   = Type("io.flotilla.work.assigned.v1")   // data: PlacementDecision narrowed to the cluster
+	TypeWorkUnassigned = Type("io.flotilla.work.unassigned.v1") // data: PlacementDecision narrowed to the cluster (no target)
+
 	TypeFailoverEvicted = Type("io.flotilla.failover.evicted.v1") // data: FailoverRecord
 	TypeFailoverPurged  = Type("io.flotilla.failover.purged.v1")  // data: FailoverRecord
 
@@ -93,8 +98,8 @@ var Streams = []StreamSpec{
 		Doc: "healthd's health transitions and capacity reports"},
 	{Name: StreamPlacement, Subjects: []string{"flotilla.placement.>", "flotilla.failover.>"}, MaxPerSubject: 1000, MaxBytes: streamBytes,
 		Doc: "schedulerd's placement decisions and failover history"},
-	{Name: StreamWork, Subjects: []string{"flotilla.work.>"}, MaxPerSubject: 100, MaxBytes: streamBytes,
-		Doc: "executord's per-cluster work status"},
+	{Name: StreamWork, Subjects: []string{"flotilla.work.>", "flotilla.assignment.>"}, MaxPerSubject: 100, MaxBytes: streamBytes,
+		Doc: "per-cluster work: what each member must apply (schedulerd) and its status there (executord)"},
 	{Name: StreamDeadLetter, Subjects: []string{"flotilla.deadletter.>"}, MaxPerSubject: 1000, MaxBytes: streamBytes, Log: true,
 		Doc: "events a consumer could not handle, with the reason"},
 }
@@ -131,6 +136,8 @@ var Catalogue = []Entry{
 	{TypePlacementRemoved, "schedulerd", "flotilla.placement.<key>", StreamPlacement, "a template is placed nowhere any more"},
 	{TypeFailoverEvicted, "schedulerd", "flotilla.failover.<key>", StreamPlacement, "a template was moved away from a cluster, with why, from where and to where"},
 	{TypeFailoverPurged, "schedulerd", "flotilla.failover.<key>", StreamPlacement, "an evicted cluster's old copy was released for deletion"},
+	{TypeWorkAssigned, "schedulerd", "flotilla.assignment.<cluster>.<key>", StreamWork, "what one member must apply of a placement: its target, its overrides, nothing of other clusters"},
+	{TypeWorkUnassigned, "schedulerd", "flotilla.assignment.<cluster>.<key>", StreamWork, "a member no longer holds a template: remove it there"},
 	{TypeWorkStatusChanged, "executord", "flotilla.work.<cluster>.<key>", StreamWork, "an object's state in one member changed"},
 	{TypeWorkDeleted, "executord", "flotilla.work.<cluster>.<key>", StreamWork, "an object was removed from one member"},
 	{TypeEventDeadLettered, "any consumer", "flotilla.deadletter.<consumer>", StreamDeadLetter, "an event that could not be handled, with the reason"},
@@ -160,6 +167,21 @@ func CapacitySubject(cluster string) string {
 func WorkSubject(cluster string, k ObjectKey) string {
 	return "flotilla.work." + token(cluster) + "." + k.subjectTokens()
 }
+
+// AssignmentSubject carries what cluster must apply of k's placement. The
+// cluster token comes before the key so that one filter,
+// AssignmentsOf(cluster), selects a cluster's work (and a credential can be
+// held to it); see DESIGN.md decision 23 for the subject layout.
+func AssignmentSubject(cluster string, k ObjectKey) string {
+	return "flotilla.assignment." + token(cluster) + "." + k.subjectTokens()
+}
+
+// AssignmentsOf is the filter of every assignment of cluster.
+func AssignmentsOf(cluster string) string { return "flotilla.assignment." + token(cluster) + ".>" }
+
+// WorkOf is the filter of every work status of cluster.
+func WorkOf(cluster string) string { return "flotilla.work." + token(cluster) + ".>" }
+
 func FailoverSubject(k ObjectKey) string       { return "flotilla.failover." + k.subjectTokens() }
 func DeadLetterSubject(consumer string) string { return "flotilla.deadletter." + token(consumer) }
 
@@ -182,6 +204,7 @@ const (
 	AllPlacements = "flotilla.placement.>"
 	AllFailover   = "flotilla.failover.>"
 	AllWork       = "flotilla.work.>"
+	AllAssigned   = "flotilla.assignment.>"
 	AllDeadLetter = "flotilla.deadletter.>"
 	// AllQuotas: the records of every FederatedResourceQuota
 	// (flotilla.object.<key> with the policy.karmada.io group and its kind).

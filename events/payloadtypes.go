@@ -56,7 +56,7 @@ func Payload(t Type) any {
 		return &ClusterCapacity{}
 	case TypeClusterHealthSnapshot:
 		return &HealthSnapshot{}
-	case TypePlacementDecided, TypePlacementRemoved:
+	case TypePlacementDecided, TypePlacementRemoved, TypeWorkAssigned, TypeWorkUnassigned:
 		return &PlacementDecision{}
 	case TypeFailoverEvicted, TypeFailoverPurged:
 		return &FailoverRecord{}

@@ -86,13 +86,31 @@ func (d *Daemon) logBadRule(key events.ObjectKey, e *RuleError) {
 		zap.String("alias", e.Rule.AliasLabelName), zap.String("json_path", e.Rule.JSONPath), zap.Error(e.Err))
 }
 
-// placementConsumer is the consumer that serves cluster its placements.
-func placementConsumer(cluster string) natsbus.ConsumerSpec {
+// placementConsumer is the consumer that serves cluster its placements:
+// in push mode every placement (the control plane reads them all), in pull
+// mode only the cluster's assignments, which is all a credential issued
+// with --cluster may read (DESIGN.md decision 23).
+func placementConsumer(cfg Config, cluster string) natsbus.ConsumerSpec {
+	stream, filter := placementSource(cfg, cluster)
 	// Applying to a member is the slowest handling there is (API round
 	// trips under the client's QPS limit): a longer deadline than the default.
-	return natsbus.ConsumerSpec{Name: ConsumerFor(cluster), Stream: events.StreamPlacement, Subjects: []string{events.AllPlacements}, StartLastPerSubject: true,
+	return natsbus.ConsumerSpec{Name: ConsumerFor(cluster), Stream: stream, Subjects: []string{filter}, StartLastPerSubject: true,
 		Deadline: 2 * time.Minute}
 }
+
+// placementSource is the stream and filter cluster's placements are read
+// from (placementConsumer).
+func placementSource(cfg Config, cluster string) (stream, filter string) {
+	if cfg.PullMode() {
+		return events.StreamWork, events.AssignmentsOf(cluster)
+	}
+	return events.StreamPlacement, events.AllPlacements
+}
+
+// ReaderFor names the one consumer a pull-mode executord of cluster reads
+// the streams with (natsbus.Options.Reader): a credential issued with
+// --cluster may create, read and delete no other (DESIGN.md decision 23).
+func ReaderFor(cluster string) string { return ConsumerFor(cluster) + "-read" }
 
 // membersConsumer follows registrations in push mode; each instance has
 // its own, since every instance serves every cluster.
@@ -104,7 +122,7 @@ func membersConsumer(cfg Config) natsbus.ConsumerSpec {
 // its placement consumer and, in push mode, the registrations' (its doc.go
 // table lists what they carry).
 func Consumers(cfg Config, cluster string) []natsbus.ConsumerSpec {
-	out := []natsbus.ConsumerSpec{placementConsumer(cluster)}
+	out := []natsbus.ConsumerSpec{placementConsumer(cfg, cluster)}
 	if !cfg.PullMode() {
 		out = append(out, membersConsumer(cfg))
 	}
@@ -117,10 +135,15 @@ var Produces = []events.Type{events.TypeWorkStatusChanged, events.TypeWorkDelete
 // Run serves the member clusters until ctx is done.
 func (d *Daemon) Run(ctx context.Context) error {
 	bus := d.deps.Bus
-	if err := bus.EnsureStreams(ctx); err != nil {
+	workFilter := events.AllWork
+	if d.cfg.PullMode() {
+		// A member's executord neither creates nor changes the streams (a
+		// credential issued with --cluster may not): the control plane does.
+		workFilter = events.WorkOf(d.cfg.Cluster)
+	} else if err := bus.EnsureStreams(ctx); err != nil {
 		return err
 	}
-	work, err := bus.LatestPerSubject(ctx, events.StreamWork, events.AllWork)
+	work, err := bus.LatestPerSubject(ctx, events.StreamWork, workFilter)
 	if err != nil {
 		return err
 	}

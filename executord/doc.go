@@ -25,7 +25,8 @@
 // not run the template before a failover gets the evictions' preserved
 // values as labels (InjectPreservedLabels).
 //
-//	Consumes  io.flotilla.placement.decided|removed.v1 (FLOTILLA_PLACEMENT, consumer executord-<cluster>)
+//	Consumes  io.flotilla.placement.decided|removed.v1 (push mode: FLOTILLA_PLACEMENT, consumer executord-<cluster>)
+//	          io.flotilla.work.assigned|unassigned.v1 (pull mode: FLOTILLA_WORK, the cluster's assignments only, consumer executord-<cluster>)
 //	          io.flotilla.cluster.registered|deregistered.v1 (push mode: FLOTILLA_POLICY, consumer executord-members-<instance>)
 //	Produces  io.flotilla.work.status.changed.v1, io.flotilla.work.deleted.v1 (FLOTILLA_WORK)
 //	          io.flotilla.sealkey.published.v1 (push mode, at start; FLOTILLA_POLICY)

@@ -9,5 +9,8 @@ import (
 func TestDocTableIsWhatTheDaemonBindsAndPublishes(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Instance = "<instance>"
-	eventstest.CheckDocTable(t, "doc.go", "executord", Consumers(cfg, "member1"), Produces, map[string]string{"member1": "<cluster>"})
+	pull := cfg
+	pull.Cluster = "member1"
+	consumers := append(Consumers(cfg, "member1"), Consumers(pull, "member1")...)
+	eventstest.CheckDocTable(t, "doc.go", "executord", consumers, Produces, map[string]string{"member1": "<cluster>"})
 }

@@ -26,6 +26,15 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 	if !d.members.Registered(d.workers, r.Name, r.Generation) {
 		return nil // older than the cluster's deregistration, or than its worker's registration
 	}
+	if r.Spec.SyncMode == "Pull" {
+		// Served by its own executord (pull mode), as Karmada's agent
+		// serves a Pull cluster: two appliers would race.
+		if old, ok := d.members.Stop(d.workers, r.Name); ok {
+			d.retire(old)
+		}
+		d.deps.Log.Info("cluster is in pull mode, served by its own executord", zap.String("cluster", r.Name))
+		return nil
+	}
 	if r.Credentials == nil {
 		d.deps.Log.Warn("cluster has no credentials yet", zap.String("cluster", r.Name))
 		return nil
@@ -47,8 +56,10 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 }
 
 // HandlePlacement carries out one placement (decided or removed) in this
-// cluster. What the member cannot take now is held and retried (held.go);
-// the placement is acknowledged.
+// cluster, or in pull mode one assignment (assigned or unassigned: the
+// placement narrowed to this cluster, events.AssignmentOf). What the member
+// cannot take now is held and retried (held.go); the placement is
+// acknowledged.
 func (w *worker) HandlePlacement(ctx context.Context, e events.Event) error {
 	var p events.PlacementDecision
 	if err := events.Decode(e, &p); err != nil {
@@ -62,7 +73,7 @@ func (w *worker) HandlePlacement(ctx context.Context, e events.Event) error {
 	if removedSince(w.work[p.Key], p) {
 		return nil
 	}
-	if events.Type(e.Type()) == events.TypePlacementRemoved {
+	if t := events.Type(e.Type()); t == events.TypePlacementRemoved || t == events.TypeWorkUnassigned {
 		delete(w.placed, p.Key)
 	} else {
 		w.placed[p.Key] = p

@@ -82,10 +82,11 @@ func (w *worker) run(ctx context.Context) error {
 	// restart this finishes what a crash interrupted (applies are skipped
 	// when the member already holds the rendered manifest), and holds again
 	// what the member cannot take yet.
-	if err := bus.HandleLatest(ctx, events.StreamPlacement, w.HandlePlacement, events.AllPlacements); err != nil {
+	stream, filter := placementSource(w.d.cfg, w.name)
+	if err := bus.HandleLatest(ctx, stream, w.HandlePlacement, filter); err != nil {
 		return err
 	}
-	c, err := bus.Bind(ctx, placementConsumer(w.name))
+	c, err := bus.Bind(ctx, placementConsumer(w.d.cfg, w.name))
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/internal/observe"
 )
 
@@ -144,6 +145,8 @@ func handle(t *testing.T, w *worker, p events.PlacementDecision) {
 	}
 }
 
+// publishPlacement publishes p as schedulerd does: the placement, and
+// member1's assignment, which is what the pull-mode test daemon reads.
 func publishPlacement(t *testing.T, bus *natsbus.Bus, p events.PlacementDecision) {
 	t.Helper()
 	e, err := events.New(events.TypePlacementDecided, "/schedulerd/test", p.Key.String(), p)
@@ -151,6 +154,13 @@ func publishPlacement(t *testing.T, bus *natsbus.Bus, p events.PlacementDecision
 		t.Fatal(err)
 	}
 	if err := bus.Publish(context.Background(), events.PlacementSubject(p.Key), e); err != nil {
+		t.Fatal(err)
+	}
+	a, err := events.New(events.TypeWorkAssigned, "/schedulerd/test", p.Key.String(), events.AssignmentOf(p, policy.ClusterFacts{Name: "member1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Publish(context.Background(), events.AssignmentSubject("member1", p.Key), a); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -226,7 +236,7 @@ func TestHeldRemovalIsAcknowledgedAndCarriedOutWhenTheMemberReturns(t *testing.T
 		return st.Phase == events.WorkDeleting
 	})
 	ctx := context.Background()
-	c, err := bus.JetStream().Consumer(ctx, events.StreamPlacement, ConsumerFor("member1"))
+	c, err := bus.JetStream().Consumer(ctx, events.StreamWork, ConsumerFor("member1"))
 	if err != nil {
 		t.Fatal(err)
 	}

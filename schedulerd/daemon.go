@@ -56,7 +56,7 @@ func Consumers(Config) []natsbus.ConsumerSpec {
 }
 
 // Produces are the event types schedulerd publishes.
-var Produces = []events.Type{events.TypePlacementDecided, events.TypePlacementRemoved, events.TypeFailoverEvicted, events.TypeFailoverPurged}
+var Produces = []events.Type{events.TypePlacementDecided, events.TypePlacementRemoved, events.TypeWorkAssigned, events.TypeWorkUnassigned, events.TypeFailoverEvicted, events.TypeFailoverPurged}
 
 // New wires schedulerd.
 func New(cfg Config, deps Deps) (*Daemon, error) {

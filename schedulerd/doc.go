@@ -13,6 +13,8 @@
 //	          io.flotilla.work.deleted.v1                      (FLOTILLA_WORK, consumer schedulerd-work)
 //	Produces  io.flotilla.placement.decided|removed.v1,
 //	          io.flotilla.failover.evicted|purged.v1            (FLOTILLA_PLACEMENT)
+//	          io.flotilla.work.assigned|unassigned.v1, one per cluster a
+//	          placement concerns                                (FLOTILLA_WORK)
 //	          (object records: FederatedResourceQuotas only)
 //	State     members, bindings (and each removed template's last binding
 //	          revision), last placements, FederatedResourceQuotas

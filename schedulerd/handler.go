@@ -138,6 +138,9 @@ func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) erro
 	if err := events.PublishEffect(ctx, h.pub, events.PlacementSubject(b.Key), out); err != nil {
 		return err
 	}
+	if err := h.assign(ctx, out, events.TypeWorkUnassigned, p, &last); err != nil {
+		return err
+	}
 	delete(h.book.placements, b.Key)
 	// Its usage left the namespace's quotas: what they refused may fit now.
 	return h.retryQuotaRefused(ctx, e, b.Key.Namespace)

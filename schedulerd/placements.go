@@ -128,8 +128,12 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 		return err
 	}
 	var before []events.TargetCluster
+	var replaced *events.PlacementDecision
 	if hadLast {
-		before = last.Clusters
+		before, replaced = last.Clusters, &last
+	}
+	if err := h.assign(ctx, out, events.TypeWorkAssigned, p, replaced); err != nil {
+		return err
 	}
 	h.reserved.reserve(b, before, p.Clusters, h.now())
 	h.book.placements[k] = remembered(p)

@@ -179,7 +179,14 @@ func newRuntime(ctx context.Context, g *globals, log *zap.Logger, f *daemonFlags
 	events.Warm() // compile the event codec before the first event, not on it
 	reg := observe.NewRegistry()
 	metrics := natsbus.NewMetrics(reg)
-	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: metrics, Credentials: g.credentials(), StreamReplicas: f.streamReplicas})
+	reader := ""
+	if f.exec.PullMode() {
+		// A member's executord reads through one consumer of its own: all
+		// a credential issued with --cluster may read through.
+		reader = executord.ReaderFor(f.exec.Cluster)
+	}
+	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: metrics, Credentials: g.credentials(),
+		StreamReplicas: f.streamReplicas, Reader: reader})
 	if err != nil {
 		return nil, err
 	}

@@ -62,33 +62,31 @@ func roleGrant(req natsbus.IssueRequest) (natsbus.Grant, error) {
 		}
 		return natsbus.Grant{Publish: []string{"flotilla.input." + ns + ".*.*.*"}}, nil
 	case "policyd":
-		return daemonGrant("policyd", policyd.Consumers(policyd.DefaultConfig()), ""), nil
+		return daemonGrant("policyd", policyd.Consumers(policyd.DefaultConfig())), nil
 	case "schedulerd":
-		return daemonGrant("schedulerd", schedulerd.Consumers(schedulerd.DefaultConfig()), ""), nil
+		return daemonGrant("schedulerd", schedulerd.Consumers(schedulerd.DefaultConfig())), nil
 	case "healthd":
-		return daemonGrant("healthd", healthd.Consumers(healthd.DefaultConfig()), ""), nil
+		return daemonGrant("healthd", healthd.Consumers(healthd.DefaultConfig())), nil
 	case "executord":
+		if req.Cluster != "" {
+			return memberGrant(req.Cluster), nil
+		}
 		cfg := executord.DefaultConfig()
 		cfg.Instance, cfg.Cluster = anyName, req.Cluster
-		cluster := req.Cluster
-		if cluster == "" {
-			cluster = anyName
-		}
-		return daemonGrant("executord", executord.Consumers(cfg, cluster), req.Cluster), nil
+		return daemonGrant("executord", executord.Consumers(cfg, anyName)), nil
 	}
 	return natsbus.Grant{}, fmt.Errorf("no role %q: the roles are %s", req.Role, strings.Join(roleNames(), ", "))
 }
 
 // daemonGrant derives a daemon's grant from the catalogue rows it produces
-// and its consumers; cluster ("" for every one) narrows the subjects that
-// name a member cluster.
-func daemonGrant(daemon string, consumers []natsbus.ConsumerSpec, cluster string) natsbus.Grant {
+// and its consumers.
+func daemonGrant(daemon string, consumers []natsbus.ConsumerSpec) natsbus.Grant {
 	g := natsbus.Grant{EnsureStreams: true}
 	for _, e := range events.Catalogue {
 		if !producedBy(e, daemon) {
 			continue
 		}
-		g.Publish = append(g.Publish, subjectPattern(e.Subject, cluster))
+		g.Publish = append(g.Publish, subjectPattern(e.Subject, ""))
 		g.Read = append(g.Read, e.Stream)
 	}
 	for _, c := range consumers {
@@ -100,6 +98,32 @@ func daemonGrant(daemon string, consumers []natsbus.ConsumerSpec, cluster string
 	slices.Sort(g.Publish)
 	slices.Sort(g.Read)
 	g.Publish, g.Read = slices.Compact(g.Publish), slices.Compact(g.Read)
+	return g
+}
+
+// memberGrant is what an executord serving only cluster (pull mode, run in
+// or beside the member) may do: publish that cluster's rows of the
+// catalogue rows executord produces (its work status; not the seal key,
+// which pull mode never announces), and read only that cluster's
+// assignments, its own work status and its own dead letters, through its
+// durable consumer and its one reader (natsbus.Grant.Scoped). It creates
+// no stream and reads no placement, binding or template of any cluster:
+// what it applies reaches it narrowed to its cluster (events.AssignmentOf).
+func memberGrant(cluster string) natsbus.Grant {
+	cfg := executord.DefaultConfig()
+	cfg.Instance, cfg.Cluster = anyName, cluster
+	consumer := executord.ConsumerFor(cluster)
+	g := natsbus.Grant{Consume: executord.Consumers(cfg, cluster), Reader: executord.ReaderFor(cluster),
+		Scoped: []natsbus.ScopedRead{
+			{Stream: events.StreamWork, Filter: events.AssignmentsOf(cluster)},
+			{Stream: events.StreamWork, Filter: events.WorkOf(cluster)},
+			{Stream: events.StreamDeadLetter, Filter: events.DeadLetterSubject(consumer)},
+		}}
+	for _, e := range events.Catalogue {
+		if producedBy(e, "executord") && strings.Contains(e.Subject, "<cluster>") {
+			g.Publish = append(g.Publish, subjectPattern(e.Subject, cluster))
+		}
+	}
 	return g
 }
 

@@ -114,20 +114,51 @@ func TestEachDaemonBindsAcknowledgesAndDeadLettersOnlyForItsOwnConsumers(t *test
 	}
 }
 
-// TestExecutordForOneClusterPublishesOnlyThatClustersWork: --cluster
-// narrows executord to one member's work and placement consumer.
-func TestExecutordForOneClusterPublishesOnlyThatClustersWork(t *testing.T) {
+// TestExecutordForOneClusterReadsAndPublishesOnlyThatClustersWork:
+// --cluster holds executord to one member: its work status to publish, its
+// assignments and statuses to read through its own consumers, and nothing
+// that reads a stream whole.
+func TestExecutordForOneClusterReadsAndPublishesOnlyThatClustersWork(t *testing.T) {
 	p := grantOf(t, natsbus.IssueRequest{Role: "executord", Cluster: "cluster1"})
 	key := events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: "web"}
-	for subject, want := range map[string]bool{
-		events.WorkSubject("cluster1", key): true,
-		events.WorkSubject("cluster2", key): false,
-		"$JS.ACK." + events.StreamPlacement + "." + executord.ConsumerFor("cluster1") + ".1.1.1.1.1": true,
-		"$JS.ACK." + events.StreamPlacement + "." + executord.ConsumerFor("cluster2") + ".1.1.1.1.1": false,
+	const api = "$JS.API."
+	work, own, reader := events.StreamWork, executord.ConsumerFor("cluster1"), executord.ReaderFor("cluster1")
+	for _, c := range []struct {
+		name    string
+		subject string
+		want    bool
+	}{
+		{"it publishes its cluster's work status", events.WorkSubject("cluster1", key), true},
+		{"it publishes no other cluster's work status", events.WorkSubject("cluster2", key), false},
+		{"it publishes no assignment", events.AssignmentSubject("cluster1", key), false},
+		{"it announces no seal key", events.SealKeySubject, false},
+		{"it creates its consumer on its assignments", api + "CONSUMER.CREATE." + work + "." + own + "." + events.AssignmentsOf("cluster1"), true},
+		{"it creates its consumer on no other cluster's", api + "CONSUMER.CREATE." + work + "." + own + "." + events.AssignmentsOf("cluster2"), false},
+		{"it creates its consumer on no wider filter", api + "CONSUMER.CREATE." + work + "." + own + ".flotilla.>", false},
+		{"it creates its consumer with no filter in the subject", api + "CONSUMER.CREATE." + work + "." + own, false},
+		{"it reads its statuses through its reader", api + "CONSUMER.CREATE." + work + "." + reader + "." + events.WorkOf("cluster1"), true},
+		{"it reads one assignment through its reader", api + "CONSUMER.CREATE." + work + "." + reader + "." + events.AssignmentSubject("cluster1", key), true},
+		{"it reads no other cluster's assignment", api + "CONSUMER.CREATE." + work + "." + reader + "." + events.AssignmentSubject("cluster2", key), false},
+		{"it creates no consumer of another name", api + "CONSUMER.CREATE." + work + ".other." + events.AssignmentsOf("cluster1"), false},
+		{"it pulls from its consumer", api + "CONSUMER.MSG.NEXT." + work + "." + own, true},
+		{"it pulls from no other cluster's consumer", api + "CONSUMER.MSG.NEXT." + work + "." + executord.ConsumerFor("cluster2"), false},
+		{"it acknowledges its consumer", "$JS.ACK." + work + "." + own + ".1.1.1.1.1", true},
+		{"it gets no message by sequence", api + "STREAM.MSG.GET." + work, false},
+		{"it gets no message directly", api + "DIRECT.GET." + work + "." + events.AssignmentSubject("cluster2", key), false},
+		{"it reads no stream's info", api + "STREAM.INFO." + work, false},
+		{"it reads no placement", api + "CONSUMER.CREATE." + events.StreamPlacement + "." + reader + "." + events.AllPlacements, false},
+		{"it gets no placement directly", api + "DIRECT.GET." + events.StreamPlacement + "." + events.PlacementSubject(key), false},
+		{"it reads no binding", api + "CONSUMER.CREATE." + events.StreamPolicy + "." + reader + "." + events.BindingSubject(key), false},
+		{"it reads its own dead letters", api + "CONSUMER.CREATE." + events.StreamDeadLetter + "." + reader + "." + events.DeadLetterSubject(own), true},
+		{"it reads no other dead letters", api + "CONSUMER.CREATE." + events.StreamDeadLetter + "." + reader + "." + events.AllDeadLetter, false},
+		{"it creates no stream", api + "STREAM.CREATE." + work, false},
+		{"it updates no stream", api + "STREAM.UPDATE." + events.StreamPlacement, false},
 	} {
-		if got := allowed(p.Publish, subject); got != want {
-			t.Errorf("may publish %s = %v, want %v", subject, got, want)
-		}
+		t.Run(c.name, func(t *testing.T) {
+			if got := allowed(p.Publish, c.subject); got != c.want {
+				t.Errorf("may publish to %s = %v, want %v", c.subject, got, c.want)
+			}
+		})
 	}
 }
 

@@ -119,6 +119,14 @@ func summarize(e events.Event) string {
 		if decode(&p) {
 			s = p.Key.Ref() + " withdrawn"
 		}
+	case events.TypeWorkAssigned, events.TypeWorkUnassigned:
+		var p events.PlacementDecision
+		if decode(&p) {
+			s = "assigned: " + targetList(p.Clusters)
+			if len(p.Clusters) == 0 || events.Type(e.Type()) == events.TypeWorkUnassigned {
+				s = p.Key.Ref() + " held no more"
+			}
+		}
 	case events.TypeFailoverEvicted:
 		var r events.FailoverRecord
 		if decode(&r) {

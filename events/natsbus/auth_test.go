@@ -44,6 +44,8 @@ func securedServer(t *testing.T) (string, *natsbus.Bus) {
 			return natsbus.Grant{Publish: []string{events.AllInput}}, nil
 		case "reader":
 			return natsbus.Grant{Read: []string{events.StreamPlacement}}, nil
+		case "member":
+			return memberGrant, nil
 		}
 		return natsbus.Grant{}, fmt.Errorf("no role %s", r.Role)
 	})

@@ -27,6 +27,9 @@ type Bus struct {
 	metrics *Metrics
 	streams []events.StreamSpec
 	auth    *connAuth
+	// reader: Options.Reader; readMu makes reads through it one at a time.
+	reader string
+	readMu sync.Mutex
 
 	// Deferred publishing (PublishDeferred): pubMu makes the order in which
 	// deferred events are numbered the order in which they leave; latest
@@ -66,6 +69,12 @@ type Options struct {
 	Credentials string
 	// user replaces Credentials for Authority.ConnectAdmin.
 	user *memoryUser
+	// Reader, when set, is the name of the one consumer every read
+	// (LatestPerSubject, Replay, HandleLatest) uses, one read at a time, and
+	// deletes after it: a credential held to some subjects of a stream
+	// (Grant.Scoped) may create no consumer of another name, so that it
+	// can pull from no consumer but its own.
+	Reader string
 }
 
 // Connect dials NATS at url, or at any of a cluster's comma-separated
@@ -99,7 +108,7 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if replicas <= 0 {
 		replicas = clusterReplicas(nc)
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, latest: map[string]uint64{}, replicas: replicas}, nil
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, reader: o.Reader, latest: map[string]uint64{}, replicas: replicas}, nil
 }
 
 // Connection liveness: a server that answers no PING for

@@ -151,6 +151,11 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 		AckWait:        spec.AckWait,
 		MaxAckPending:  1000,
 	}
+	if len(cfg.FilterSubjects) == 1 {
+		// One filter travels in the API subject, where a scoped grant
+		// checks it (Grant.Scoped).
+		cfg.FilterSubject, cfg.FilterSubjects = cfg.FilterSubjects[0], nil
+	}
 	// Asked again while the cluster cannot answer (its leaders being
 	// elected after a restart): untilAnswered.
 	var c jetstream.Consumer
@@ -530,7 +535,7 @@ func (c *Consumer) deadLetter(ctx context.Context, d *delivery, reason string) e
 	id := events.DeterministicID("deadletter", c.spec.Name, dl.Stream, fmt.Sprint(dl.Sequence))
 	if d.unreadable {
 		id = events.DeterministicID("deadletter", "unreadable", dl.Stream, fmt.Sprint(dl.Sequence))
-		if done, err := c.bus.unreadableDeadLettered(ctx, dl.Stream, dl.Sequence); err != nil || done {
+		if done, err := c.bus.unreadableDeadLettered(ctx, dl.Stream, dl.Sequence, c.spec.Name); err != nil || done {
 			return err
 		}
 	}

@@ -25,6 +25,22 @@ type Grant struct {
 	// EnsureStreams allows creating and updating the catalogue's streams
 	// (EnsureStreams), never deleting or purging them.
 	EnsureStreams bool
+	// Scoped are reads held to some subjects of a stream (a member
+	// cluster's): only through the consumer named Reader, or a durable
+	// consumer of Consume on that stream, and only with a filter inside
+	// Filter, which the server checks against the one filter a consumer is
+	// created with. Nothing that reads a stream whole is granted on it: no
+	// message get, no direct get, no stream info (whose subject listing
+	// names every key), no other consumer.
+	Scoped []ScopedRead
+	// Reader is the consumer name scoped reads use (Options.Reader).
+	Reader string
+}
+
+// ScopedRead is the part of a stream a scoped grant reads (Grant.Scoped).
+type ScopedRead struct {
+	Stream string
+	Filter string // a subject or pattern, e.g. flotilla.assignment.cluster1.>
 }
 
 // Permissions is a Grant as NATS subjects, for one inbox prefix.
@@ -52,8 +68,18 @@ func (g Grant) Permissions(inbox string) Permissions {
 	var p Permissions
 	p.Subscribe = []string{inbox + ".>"}
 	p.Publish = append(p.Publish, g.Publish...)
+	scoped := map[string]bool{}
+	for _, r := range g.Scoped {
+		scoped[r.Stream] = true
+		p.Publish = append(p.Publish, consumerSubjects(r.Stream, g.Reader, r.Filter)...)
+		p.Publish = append(p.Publish, jsAPI+"CONSUMER.DELETE."+r.Stream+"."+g.Reader)
+	}
 	streams := slices.Clone(g.Read)
 	for _, c := range g.Consume {
+		if scoped[c.Stream] {
+			p.Publish = append(p.Publish, consumerSubjects(c.Stream, c.Name, c.Subjects...)...)
+			continue
+		}
 		streams = append(streams, c.Stream)
 	}
 	slices.Sort(streams)
@@ -67,7 +93,7 @@ func (g Grant) Permissions(inbox string) Permissions {
 		}
 		p.Publish = append(p.Publish, jsAck+c.Stream+"."+c.Name+".>", deadLetters)
 	}
-	if len(g.Consume) > 0 {
+	if len(g.Consume) > 0 && g.Reader == "" {
 		// Handling an unreadable message looks up earlier dead letters.
 		p.Publish = append(p.Publish, readSubjects(events.StreamDeadLetter)...)
 	}
@@ -96,4 +122,15 @@ func readSubjects(s string) []string {
 		jsAPI + "CONSUMER.INFO." + s + ".*",
 		jsAPI + "CONSUMER.MSG.NEXT." + s + ".*",
 	}
+}
+
+// consumerSubjects are the JetStream API subjects of creating (with one of
+// filters, carried in the subject), inspecting and pulling from the one
+// consumer name of stream.
+func consumerSubjects(stream, name string, filters ...string) []string {
+	out := []string{jsAPI + "CONSUMER.INFO." + stream + "." + name, jsAPI + "CONSUMER.MSG.NEXT." + stream + "." + name}
+	for _, f := range filters {
+		out = append(out, jsAPI+"CONSUMER.CREATE."+stream+"."+name+"."+f)
+	}
+	return out
 }

@@ -61,7 +61,14 @@ func (b *Bus) readAll(ctx context.Context, stream string, cfg jetstream.Consumer
 	cfg.InactiveThreshold = 30 * time.Second
 	cfg.MemoryStorage = true
 	if len(cfg.FilterSubjects) == 1 {
+		// One filter travels in the API subject, where a scoped grant
+		// checks it (Grant.Scoped).
 		cfg.FilterSubject, cfg.FilterSubjects = cfg.FilterSubjects[0], nil
+	}
+	if b.reader != "" {
+		b.readMu.Lock()
+		defer b.readMu.Unlock()
+		cfg.Name = b.reader
 	}
 	var out []Message
 	err := b.untilAnswered(ctx, "read "+stream, transient, func() error {
@@ -74,7 +81,14 @@ func (b *Bus) readAll(ctx context.Context, stream string, cfg jetstream.Consumer
 
 func (b *Bus) readOnce(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) ([]Message, error) {
 	cctx, cancel := context.WithTimeout(ctx, attempt)
+	defer cancel()
 	c, err := b.js.CreateConsumer(cctx, stream, cfg)
+	if b.reader != "" && (errors.Is(err, jetstream.ErrConsumerExists) || err == nil && c.CachedInfo().Delivered.Consumer > 0) {
+		// A read a crash or a lost leader interrupted left it (until it
+		// expires), with another filter or part read: read afresh.
+		_ = b.js.DeleteConsumer(cctx, stream, b.reader)
+		c, err = b.js.CreateConsumer(cctx, stream, cfg)
+	}
 	cancel()
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, ErrStreamMissing
@@ -82,7 +96,7 @@ func (b *Bus) readOnce(ctx context.Context, stream string, cfg jetstream.Consume
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", stream, err)
 	}
-	if !b.auth.id.Restricted { // else it may not: the consumer expires when idle
+	if !b.auth.id.Restricted || b.reader != "" { // else it may not: the consumer expires when idle
 		defer func() { _ = b.js.DeleteConsumer(context.WithoutCancel(ctx), stream, c.CachedInfo().Name) }()
 	}
 	pending := c.CachedInfo().NumPending

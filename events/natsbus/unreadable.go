@@ -80,9 +80,15 @@ func (b *Bus) newestReadable(ctx context.Context, stream, subject string, before
 // joins later and starts at the latest message of every subject) must not
 // add a second one. Any dead letter of that message will do: no consumer
 // can read it, so every one dead-letters it for that reason. Unreadable messages are rare, so it reads the
-// dead-letter stream rather than keeping an index.
-func (b *Bus) unreadableDeadLettered(ctx context.Context, stream string, sequence uint64) (bool, error) {
-	ms, err := b.readAll(ctx, events.StreamDeadLetter, jetstream.ConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy, FilterSubjects: []string{events.AllDeadLetter}})
+// dead-letter stream rather than keeping an index. A bus with a Reader
+// (a scoped credential) reads only the dead letters of its own consumer,
+// all it may read.
+func (b *Bus) unreadableDeadLettered(ctx context.Context, stream string, sequence uint64, consumer string) (bool, error) {
+	filter := events.AllDeadLetter
+	if b.reader != "" {
+		filter = events.DeadLetterSubject(consumer)
+	}
+	ms, err := b.readAll(ctx, events.StreamDeadLetter, jetstream.ConsumerConfig{DeliverPolicy: jetstream.DeliverAllPolicy, FilterSubjects: []string{filter}})
 	if err != nil {
 		return false, err
 	}
