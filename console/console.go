@@ -126,6 +126,9 @@ func (s *Server) Run(ctx context.Context) error {
 	changed := make(chan struct{}, 1)
 	err := s.src.Follow(ctx, func(e Event) {
 		s.hub.event(e)
+		if e.Subject == events.HealthSnapshotSubject {
+			return // healthd's periodic resync: no change of its own
+		}
 		select {
 		case changed <- struct{}{}:
 		default:

@@ -288,7 +288,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 
 func newUp(g *globals) *cobra.Command {
 	f := newDaemonFlags()
-	var dataDir, listen string
+	var dataDir, listen, consoleListen string
 	var insecure bool
 	c := &cobra.Command{
 		Use:   "up",
@@ -303,6 +303,10 @@ their keys under <data-dir>/auth, writes admin credentials to
 $XDG_CONFIG_HOME/flotilla/credentials, where every command finds them.
 Each daemon connects with its own role's credentials. --insecure turns
 authentication off. docs/security.md has the whole model.
+
+The web console (docs/console.md) is served on --console-listen, with the
+console role's credentials; when that address is taken, up warns and runs
+without it, so several up can run side by side.
 
 With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 		Example: "  flotilla up --data-dir ./.flotilla &\n  flotilla join cluster1 --cluster-kubeconfig .sandbox/cluster1.kubeconfig",
@@ -388,6 +392,15 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 				}
 				runs = append(runs, run)
 			}
+			if consoleListen != consoleOff {
+				run, err := upConsole(cmd.Context(), auth, g.natsURL, rt, consoleListen, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				if run != nil {
+					runs = append(runs, run)
+				}
+			}
 			log.Info("flotilla up", zap.String("nats_url", g.natsURL), zap.String("data_dir", dataDir), zap.Duration("started_in", time.Since(start)))
 			fmt.Fprintf(os.Stderr, "flotilla up: ready in %s, NATS %s, data in %s\n", time.Since(start).Round(time.Millisecond), g.natsURL, dataDir)
 			return rt.serve(cmd.Context(), runs...)
@@ -395,6 +408,7 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 	}
 	c.Flags().StringVar(&dataDir, "data-dir", "./.flotilla", "where JetStream and the credentials key live")
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server")
+	c.Flags().StringVar(&consoleListen, "console-listen", "127.0.0.1:8080", "address of the web console (off: none); a busy address is a warning, not a failure")
 	c.Flags().BoolVar(&insecure, "insecure", false, "run the embedded NATS without authentication: anyone who reaches it can do anything")
 	f.registerAll(c.Flags())
 	return c
