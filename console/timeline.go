@@ -11,7 +11,8 @@ import (
 // entry is one step of a template's history as its timeline shows it.
 type entry struct {
 	At time.Time
-	// What: applied, placed, rescheduled, moved, purged, work, removed...
+	// What: applied, bound, unbound, placed, rescheduled, moved, purged,
+	// work, removed, unscheduled.
 	What, Text string
 	// From and To: the placements before and after a move or reschedule.
 	From, To string
@@ -19,9 +20,10 @@ type entry struct {
 
 // timeline reads a template's history (Source.History, oldest first) as
 // the steps a person asks about: accepted, placed, moved by failover from
-// → to, purged, rescheduled, a member's work changing phase, deleted. A
-// decision that places the template where it already was, and a work
-// report that does not change its cluster's phase, are no step.
+// → to, purged, rescheduled, a member's work changing phase or replicas,
+// deleted. A decision that places the template where it already was, a
+// failover's own decision (its move is the step), and a work report that
+// changes neither phase nor replicas are no step.
 func timeline(history []Event) []entry {
 	var out []entry
 	var placed string
@@ -49,7 +51,7 @@ func timeline(history []Event) []entry {
 				if b.Policy != nil {
 					text += ", claimed by " + strings.ToLower(b.Policy.Kind) + "/" + b.Policy.Name
 				}
-				add("applied", "%s (binding revision %d)", text, b.Revision)
+				add("bound", "%s (binding revision %d)", text, b.Revision)
 			}
 		case events.TypeBindingRemoved:
 			add("unbound", "no policy claims it any more")
@@ -64,7 +66,8 @@ func timeline(history []Event) []entry {
 				add("unscheduled", "not scheduled: %s", p.Error)
 			case placed == "":
 				add("placed", "placed on %s", now)
-			case now != placed:
+			case now != placed && !(len(out) > 0 && out[len(out)-1].What == "moved" && out[len(out)-1].To == now):
+				// (A failover's decision is its move, already listed.)
 				out = append(out, entry{At: at, What: "rescheduled", Text: "placed anew", From: placed, To: now})
 			}
 			placed = now
@@ -80,6 +83,9 @@ func timeline(history []Event) []entry {
 			if f.Error != "" {
 				text += "; not placed elsewhere: " + f.Error
 			}
+			if n := len(out); n > 0 && out[n-1].What == "rescheduled" && out[n-1].To == targets(f.To) {
+				out = out[:n-1] // the move's own decision, stored just before it
+			}
 			out = append(out, entry{At: at, What: "moved", Text: text, From: targets(f.From), To: targets(f.To)})
 		case events.TypeFailoverPurged:
 			var f events.FailoverRecord
@@ -88,10 +94,14 @@ func timeline(history []Event) []entry {
 			}
 		case events.TypeWorkStatusChanged, events.TypeWorkDeleted:
 			var s events.WorkStatus
-			if events.Decode(e.Event, &s) != nil || phases[s.Cluster] == s.Phase {
+			if events.Decode(e.Event, &s) != nil {
 				continue
 			}
-			phases[s.Cluster] = s.Phase
+			state := fmt.Sprintf("%s %d/%d", s.Phase, s.ReadyReplicas, s.Replicas)
+			if phases[s.Cluster] == state {
+				continue
+			}
+			phases[s.Cluster] = state
 			text := fmt.Sprintf("%s: %s", s.Cluster, s.Phase)
 			if s.Replicas > 0 {
 				text += fmt.Sprintf(", %d/%d ready", s.ReadyReplicas, s.Replicas)
