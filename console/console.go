@@ -17,6 +17,8 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -77,11 +79,16 @@ type Server struct {
 
 // snapshot is the fleet as last read, with the dead letters.
 type snapshot struct {
-	fleet   readmodel.Fleet
-	dead    []readmodel.DeadLetter
-	readAt  time.Time
-	byKey   map[events.ObjectKey][]events.WorkStatus
-	decided map[events.ObjectKey]events.PlacementDecision
+	fleet  readmodel.Fleet
+	dead   []readmodel.DeadLetter
+	readAt time.Time
+	// index: every placed template (readmodel.Fleet.TemplateIndex); keys:
+	// every template, placed or only accepted, in key order; policies: the
+	// name of the policy claiming each (policyName). Computed once a read:
+	// every page of the matrix uses them.
+	index    map[events.ObjectKey]readmodel.Template
+	keys     []events.ObjectKey
+	policies map[events.ObjectKey]string
 }
 
 // New returns the console over src; log may be nil.
@@ -191,6 +198,10 @@ func (s *Server) read(ctx context.Context) (*snapshot, error) {
 		}
 		s.mu.Unlock()
 		close(done)
+		// A read of a large fleet decodes every stored row at once; give
+		// what it no longer holds back to the system rather than keep the
+		// peak as the console's footprint (docs/performance.md).
+		debug.FreeOSMemory()
 		return snap, err
 	}
 }
@@ -205,13 +216,19 @@ func (s *Server) readNow(ctx context.Context) (*snapshot, error) {
 		// The pages stand without them; the overview says nothing of them.
 		s.log.Warn("console: reading dead letters", zap.Error(err))
 	}
-	snap := &snapshot{fleet: f, dead: dead, readAt: time.Now(), byKey: map[events.ObjectKey][]events.WorkStatus{},
-		decided: map[events.ObjectKey]events.PlacementDecision{}}
-	for _, w := range f.Work.Items {
-		snap.byKey[w.Key] = append(snap.byKey[w.Key], w)
+	snap := &snapshot{fleet: f, dead: dead, readAt: time.Now(), index: f.TemplateIndex(), policies: map[events.ObjectKey]string{}}
+	for k := range snap.index {
+		snap.keys = append(snap.keys, k)
 	}
-	for _, p := range f.Decisions {
-		snap.decided[p.Key] = p
+	for k, rec := range f.Published.Records {
+		if _, ok := snap.index[k]; !ok && rec.Role == events.RoleTemplate {
+			snap.keys = append(snap.keys, k)
+		}
+	}
+	sort.Slice(snap.keys, func(i, j int) bool { return snap.keys[i].String() < snap.keys[j].String() })
+	for _, k := range snap.keys {
+		ref, _ := f.Published.ClaimingPolicy(k)
+		snap.policies[k] = policyName(ref)
 	}
 	return snap, nil
 }

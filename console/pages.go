@@ -40,7 +40,7 @@ func (s *Server) workload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	idx := snap.fleet.TemplateIndex()
+	idx := snap.index
 	key, ok := keyOfLink(r.PathValue("namespace"), r.PathValue("kind"), r.PathValue("name"), func(yield func(events.ObjectKey) bool) {
 		for k := range idx {
 			if !yield(k) {
@@ -162,7 +162,7 @@ func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
 		if cp := c.Capacity; cp != nil {
 			d.Version, d.Nodes = cp.KubernetesVersion, fmt.Sprintf("%d/%d ready", cp.ReadyNodes, cp.Nodes)
 		}
-		for k, t := range snap.fleet.TemplateIndex() {
+		for k, t := range snap.index {
 			for _, ws := range t.Work {
 				if ws.Cluster == name {
 					phase, msg := t.Phase(ws)

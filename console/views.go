@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -142,7 +141,7 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 			d.Totals.Capacity = append(d.Totals.Capacity, b)
 		}
 	}
-	for _, t := range snap.fleet.TemplateIndex() {
+	for _, t := range snap.index {
 		d.Totals.Templates++
 		d.Totals.Works += len(t.Work)
 		ready, desired := t.Totals()
@@ -240,24 +239,11 @@ func (s *Server) workloads(w http.ResponseWriter, r *http.Request) {
 
 // matrix computes one page of the templates × clusters matrix.
 func (s *Server) matrix(snap *snapshot, f filters) matrixData {
-	idx := snap.fleet.TemplateIndex()
-	p := snap.fleet.Published
-	keys := make([]events.ObjectKey, 0, len(idx))
-	for k := range idx {
-		keys = append(keys, k)
-	}
-	for k, rec := range p.Records {
-		if _, ok := idx[k]; !ok && rec.Role == events.RoleTemplate {
-			keys = append(keys, k)
-		}
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
 	d := matrixData{Filters: f}
 	nsSeen, kindSeen, polSeen := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	var matched []events.ObjectKey
-	for _, k := range keys {
-		pol, _ := p.ClaimingPolicy(k)
-		name := policyName(pol)
+	for _, k := range snap.keys {
+		name := snap.policies[k]
 		nsSeen[k.Namespace], kindSeen[k.Kind] = true, true
 		if name != "" {
 			polSeen[name] = true
@@ -266,7 +252,7 @@ func (s *Server) matrix(snap *snapshot, f filters) matrixData {
 		case f.Namespace != "" && k.Namespace != f.Namespace,
 			f.Kind != "" && !readmodel.MatchesKind(f.Kind, k),
 			f.Policy != "" && !policyMatches(f.Policy, name),
-			f.Cluster != "" && !onCluster(idx[k], f.Cluster):
+			f.Cluster != "" && !onCluster(snap.index[k], f.Cluster):
 			continue
 		}
 		matched = append(matched, k)
@@ -287,7 +273,7 @@ func (s *Server) matrix(snap *snapshot, f filters) matrixData {
 		d.Next = "/workloads" + f.query(d.Page+1)
 	}
 	for _, k := range matched[(d.Page-1)*size : min(len(matched), d.Page*size)] {
-		d.Rows = append(d.Rows, newRow(snap, idx[k], k, d.Clusters))
+		d.Rows = append(d.Rows, newRow(snap, snap.index[k], k, d.Clusters))
 	}
 	return d
 }
@@ -313,8 +299,7 @@ func sortedSet(m map[string]bool) []string {
 }
 
 func newRow(snap *snapshot, t readmodel.Template, k events.ObjectKey, clusters []string) row {
-	pol, _ := snap.fleet.Published.ClaimingPolicy(k)
-	rw := row{Key: k, Ref: k.Ref(), Link: workloadLink(k), Policy: policyName(pol)}
+	rw := row{Key: k, Ref: k.Ref(), Link: workloadLink(k), Policy: snap.policies[k]}
 	if b := t.Placement.Binding; b != nil && b.Replicas > 0 {
 		rw.HasReplicas = true
 	} else if r, ok := snap.fleet.Published.Bindings[k]; ok && r.Replicas > 0 {
