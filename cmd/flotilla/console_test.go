@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 )
 
@@ -147,5 +148,35 @@ func TestTheConsoleReadsTheBusWithTheConsoleRole(t *testing.T) {
 	t.Logf("a stored event reached the page in %s", time.Since(start))
 	if page := fetch(t, url+"/"); !strings.Contains(page, `data-cluster="cluster3" data-state="Ready"`) {
 		t.Error("the overview refetched after the change does not show cluster3 Ready")
+	}
+}
+
+// Several `flotilla up` run side by side: the second finds the console's
+// address taken, warns, and runs without a console.
+func TestUpWarnsAndRunsWithoutTheConsoleWhenItsAddressIsBusy(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	rt := &runtime{bus: bus, log: zap.NewNop()}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	var warned strings.Builder
+	run, err := upConsole(context.Background(), nil, "", rt, busy.Addr().String(), &warned)
+	if err != nil || run != nil {
+		t.Fatalf("a busy address: want no console and no error, got run %v, error %v", run != nil, err)
+	}
+	if want := "flotilla up: WARNING: console: listen on " + busy.Addr().String(); !strings.HasPrefix(warned.String(), want) {
+		t.Errorf("the warning is %q, want it to start %q", warned.String(), want)
+	}
+
+	run, err = upConsole(context.Background(), nil, "", rt, "127.0.0.1:0", io.Discard)
+	if err != nil || run == nil {
+		t.Fatalf("a free address: want a console, got run %v, error %v", run != nil, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := run(ctx); err != nil { // serves, and stops at once
+		t.Error(err)
 	}
 }
