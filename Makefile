@@ -5,10 +5,11 @@ GO ?= go
 BIN := bin/flotilla
 
 include deploy/sandbox/sandbox.mk
+include deploy/nats/nats.mk
 
 IMAGE := bin/flotilla-image.tar
 
-.PHONY: image image-test bench-failover all build test unit e2e demo demo-down bench lint tools chromium fmt
+.PHONY: image image-test bench-failover all build test unit e2e demo demo-down bench lint tools chromium fmt fuzz
 
 all: build
 
@@ -61,6 +62,16 @@ image: build
 ## image-test: build the image and inspect it (user, entrypoint, files, size); `make test` inspects an existing $(IMAGE) and skips without one
 image-test: image
 	FLOTILLA_IMAGE_TEST=1 $(GO) test -count=1 -run '^(TestImage|TestReadOCIArchiveSeesAShell)$$' -v ./deploy/
+
+## fuzz: every fuzz target (found with go test -list '^Fuzz') for FUZZTIME each (30s; seed corpora in testdata/fuzz run with every go test)
+FUZZTIME ?= 30s
+fuzz:
+	@set -e; for dir in $$(git grep -l '^func Fuzz' -- '*_test.go' | xargs -n1 dirname | sort -u); do \
+		for target in $$($(GO) test -list '^Fuzz' ./$$dir | grep '^Fuzz'); do \
+			echo "== ./$$dir $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) ./$$dir; \
+		done; \
+	done
 
 ## lint: gofmt, go vet
 lint:

@@ -33,7 +33,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/schemas"
 )
 
 const (
@@ -476,7 +479,7 @@ func checkDaemon(t *testing.T, d *appsv1.Deployment, needsKey bool) {
 	if sub != d.Name {
 		t.Errorf("runs `flotilla %s`, want `flotilla %s`", sub, d.Name)
 	}
-	for flag, want := range map[string]string{"--nats-url": natsURL, "--metrics-addr": fmt.Sprintf(":%d", metricsPort), "--log-format": "json"} {
+	for flag, want := range map[string]string{"--nats-url": natsURL, "--stream-replicas": "3", "--metrics-addr": fmt.Sprintf(":%d", metricsPort), "--log-format": "json"} {
 		if got, ok := flags[flag]; !ok || got != want {
 			t.Errorf("args: want %s %s, got %q (set: %v)", flag, want, got, ok)
 		}
@@ -828,40 +831,32 @@ func TestStaticBinary(t *testing.T) {
 	}
 }
 
-// payloads are the Go types the examples of docs/events.md must decode into.
-var payloads = map[events.Type]func() any{
-	events.TypeObjectApplied:           func() any { return &map[string]any{} },
-	events.TypeObjectDeleted:           func() any { return &deletion{} },
-	events.TypeRescheduleRequested:     func() any { return &deletion{} },
-	events.TypeSecretSealed:            func() any { return &events.SealedSecret{} },
-	events.TypeObjectAccepted:          func() any { return &events.ObjectRecord{} },
-	events.TypeObjectRemoved:           func() any { return &events.ObjectRecord{} },
-	events.TypeObjectRejected:          func() any { return &events.Rejection{} },
-	events.TypeBindingChanged:          func() any { return &events.Binding{} },
-	events.TypeBindingRemoved:          func() any { return &events.Binding{} },
-	events.TypeClusterRegistered:       func() any { return &events.ClusterRegistration{} },
-	events.TypeClusterDeregistered:     func() any { return &events.ClusterRegistration{} },
-	events.TypeSealKeyPublished:        func() any { return &events.SealKey{} },
-	events.TypeClusterHealthChanged:    func() any { return &events.ClusterHealth{} },
-	events.TypeClusterCapacityReported: func() any { return &events.ClusterCapacity{} },
-	events.TypePlacementDecided:        func() any { return &events.PlacementDecision{} },
-	events.TypePlacementRemoved:        func() any { return &events.PlacementDecision{} },
-	events.TypeWorkStatusChanged:       func() any { return &events.WorkStatus{} },
-	events.TypeWorkDeleted:             func() any { return &events.WorkStatus{} },
-	events.TypeEventDeadLettered:       func() any { return &events.DeadLetter{} },
-	events.TypeClusterHealthSnapshot:   func() any { return &events.HealthSnapshot{} },
-	events.TypeFailoverEvicted:         func() any { return &events.FailoverRecord{} },
-	events.TypeFailoverPurged:          func() any { return &events.FailoverRecord{} },
-}
-
-// deletion is the data of io.flotilla.object.deleted.v1.
-type deletion struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace,omitempty"`
-	} `json:"metadata"`
+// validateData validates data against the JSON Schema docs/schemas holds
+// for t, as an outside publisher would.
+func validateData(t *testing.T, typ events.Type, data []byte) error {
+	t.Helper()
+	f, err := os.Open(filepath.Join(repoRoot(t), "docs", "schemas", schemas.FileName(typ)))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		return err
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(events.DataSchema(typ), doc); err != nil {
+		return err
+	}
+	sch, err := c.Compile(events.DataSchema(typ))
+	if err != nil {
+		return err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(v)
 }
 
 var (
@@ -984,6 +979,12 @@ func checkSection(t *testing.T, entry events.Entry, body string) {
 		if h["content-type"] != "application/json" {
 			t.Errorf("example %d: content-type %q", i+1, h["content-type"])
 		}
+		if want := events.DataSchema(entry.Type); e.DataSchema() != want {
+			t.Errorf("example %d: ce-dataschema %q, want %q", i+1, e.DataSchema(), want)
+		}
+		if err := validateData(t, entry.Type, e.Data()); err != nil {
+			t.Errorf("example %d: data does not validate against docs/schemas/%s: %v", i+1, schemas.FileName(entry.Type), err)
+		}
 		subj := subjects[min(i, len(subjects)-1)]
 		switch {
 		case strings.Contains(entry.Subject, "<key>"):
@@ -996,17 +997,16 @@ func checkSection(t *testing.T, entry events.Entry, body string) {
 				t.Errorf("example %d: ce-subject %q, but NATS subject %s names cluster %q", i+1, e.Subject(), subj, tok)
 			}
 		}
-		out := payloads[entry.Type]
-		if out == nil {
-			t.Fatalf("no payload type for %s in this test", entry.Type)
+		v := events.Payload(entry.Type)
+		if v == nil {
+			t.Fatalf("no payload type for %s (events.Payload)", entry.Type)
 		}
-		v := out()
 		dec := json.NewDecoder(bytes.NewReader(e.Data()))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(v); err != nil {
 			t.Errorf("example %d: data does not decode into %T: %v", i+1, v, err)
 		}
-		if obj, ok := v.(*map[string]any); ok {
+		if obj, ok := v.(*events.KubernetesObject); ok {
 			md, _ := (*obj)["metadata"].(map[string]any)
 			if (*obj)["apiVersion"] == nil || (*obj)["kind"] == nil || md["name"] == nil {
 				t.Errorf("example %d: data is not a Kubernetes object (apiVersion, kind, metadata.name)", i+1)

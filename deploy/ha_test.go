@@ -167,6 +167,9 @@ func TestNATSIsAJetStreamCluster(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cluster routes (-want +got): one per server, through the governing Service:\n%s", diff)
 	}
+	if !regexp.MustCompile(`(?m)^\s*sync_interval:\s*always\s*$`).MatchString(conf) {
+		t.Errorf("jetstream sync_interval: want always (a power loss on a majority loses acknowledged events otherwise, DESIGN.md §2)")
+	}
 	if !regexp.MustCompile(`(?m)^\s*server_name:\s*\$SERVER_NAME\s*$`).MatchString(conf) {
 		t.Errorf("server_name: want $SERVER_NAME (the pod name, stable across restarts)")
 	}

@@ -147,6 +147,11 @@ func TestABindingKeptEncodedIsEmbeddedAsReceived(t *testing.T) {
 		"reschedule": func(x *Binding) { x.RescheduleRequestedAt = nil },
 		"warnings":   func(x *Binding) { x.Warnings = []string{"spec.x: deprecated"} },
 		"acceptedAt": func(x *Binding) { x.AcceptedAt = x.AcceptedAt.Add(time.Second) },
+		"components": func(x *Binding) { x.Components = []policy.Component{{Name: "head", Replicas: 1}} },
+		"interpretation": func(x *Binding) {
+			x.Interpretation = &policy.Interpretation{Names: []string{"r"}, ReplicaResource: "function GetReplicas(o) return 1 end"}
+		},
+		"interpreterError": func(x *Binding) { x.InterpreterError = "InterpretReplica: boom" },
 	} {
 		c := b
 		change(&c)

@@ -23,7 +23,8 @@ const (
 )
 
 // New builds an event of type t about subject, with a fresh UUIDv7 id, the
-// current time and data encoded as JSON.
+// current time, the dataschema of t's data (DataSchema; none for a type
+// the catalogue does not list) and data encoded as JSON.
 func New(t Type, source, subject string, data any) (Event, error) {
 	id, err := uuid.NewV7()
 	if err != nil {
@@ -41,6 +42,9 @@ func NewWithID(id string, t Type, source, subject string, data any) (Event, erro
 	e.SetSource(source)
 	e.SetSubject(subject)
 	e.SetTime(time.Now().UTC())
+	if Payload(t) != nil {
+		e.SetDataSchema(DataSchema(t))
+	}
 	switch d := data.(type) {
 	case nil, []byte:
 		// As the SDK does it (nil: no data; []byte: opaque bytes).

@@ -56,8 +56,10 @@ func io(dep, drel string) string {
 
 var layers = []layer{
 	{
-		name:     "contract",
-		packages: func(rel string) bool { return rel == "events" || rel == "events/policy" || rel == "events/sealing" },
+		name: "contract",
+		packages: func(rel string) bool {
+			return rel == "events" || rel == "events/policy" || rel == "events/policy/interpreter" || rel == "events/sealing" || rel == "events/schemas"
+		},
 		forbidden: func(rel, dep, drel string) string {
 			if what := io(dep, drel); what != "" {
 				return "the contract depends on nothing that does I/O, here " + what

@@ -113,6 +113,19 @@ type Binding struct {
 	// PriorityClass does not exist): the template is then not placed and
 	// its placement says why (Karmada creates no binding).
 	PriorityError string `json:"priorityError,omitempty"`
+	// Components are a multi-component workload's components (reference
+	// features §3.1), from its componentResource script; Replicas and
+	// ReplicaRequirements are then 0 and empty.
+	Components []policy.Component `json:"components,omitempty"`
+	// Interpretation holds the ResourceInterpreterCustomization scripts of
+	// the template's kind (policy.Merge), so that executord and the read
+	// model run the same scripts policyd did; nil when there are none.
+	Interpretation *policy.Interpretation `json:"interpretation,omitempty"`
+	// InterpreterError says why a script policyd ran for this binding
+	// (replicas, components, dependencies) failed: the template is then not
+	// placed and its placement says why; nothing falls back to the
+	// built-in interpretation.
+	InterpreterError string `json:"interpreterError,omitempty"`
 	// Warnings and AcceptedAt complete the template's accepted record
 	// (ObjectRecord.Warnings and UpdatedAt of this Generation): a binding is
 	// also the acceptance of the template generation it carries, and for a
@@ -158,6 +171,10 @@ type keptEncoding struct {
 	priorityError         string
 	warnings              *string
 	warningsLen           int
+	components            *policy.Component
+	componentsLen         int
+	interpretation        *policy.Interpretation
+	interpreterError      string
 	acceptedAt, createdAt time.Time
 	inputSequence         uint64
 }
@@ -168,6 +185,7 @@ func keep(data []byte, b *Binding) *keptEncoding {
 		policy: b.Policy, spec: b.Spec, overrides: unsafe.SliceData(b.Overrides), overridesLen: len(b.Overrides),
 		deps: unsafe.SliceData(b.Dependencies), depsLen: len(b.Dependencies), reschedule: b.RescheduleRequestedAt,
 		groups: b.WorkloadAffinityGroups, priority: b.SchedulePriority, priorityError: b.PriorityError,
+		components: unsafe.SliceData(b.Components), componentsLen: len(b.Components), interpretation: b.Interpretation, interpreterError: b.InterpreterError,
 		warnings: unsafe.SliceData(b.Warnings), warningsLen: len(b.Warnings), acceptedAt: b.AcceptedAt, createdAt: b.CreatedAt,
 		inputSequence: b.InputSequence}
 }
@@ -180,8 +198,17 @@ func (k *keptEncoding) holds(b *Binding) bool {
 		k.overrides == unsafe.SliceData(b.Overrides) && k.overridesLen == len(b.Overrides) &&
 		k.deps == unsafe.SliceData(b.Dependencies) && k.depsLen == len(b.Dependencies) && k.reschedule == b.RescheduleRequestedAt &&
 		k.groups == b.WorkloadAffinityGroups && k.priority == b.SchedulePriority && k.priorityError == b.PriorityError &&
+		k.components == unsafe.SliceData(b.Components) && k.componentsLen == len(b.Components) &&
+		k.interpretation == b.Interpretation && k.interpreterError == b.InterpreterError &&
 		k.warnings == unsafe.SliceData(b.Warnings) && k.warningsLen == len(b.Warnings) && k.acceptedAt == b.AcceptedAt && k.createdAt == b.CreatedAt &&
 		k.inputSequence == b.InputSequence
+}
+
+// IsWorkload is Karmada's IsWorkload: the binding has replicas,
+// requirements or components. Such a template gets each cluster's count
+// revised by its replicaRevision script (reference features §7.2.3).
+func (b *Binding) IsWorkload() bool {
+	return b.Replicas > 0 || len(b.ReplicaRequirements) > 0 || len(b.Components) > 0
 }
 
 // TemplateRecord is the accepted record of the template generation b
@@ -227,6 +254,9 @@ type PolicyRef struct {
 type TargetCluster struct {
 	Name     string `json:"name"`
 	Replicas int32  `json:"replicas"`
+	// Components: a multi-component workload placed whole here, each
+	// component with all its replicas (reference features §3.2.4).
+	Components []policy.ComponentReplicas `json:"components,omitempty"`
 }
 
 // FormatTargets writes a placement as "cluster1=2,cluster2=2" ("" for none),
@@ -409,8 +439,12 @@ type WorkStatus struct {
 	// jsonPath evaluated against the member object's .status; only for
 	// templates whose policy has such rules.
 	PreservedState map[string]string `json:"preservedState,omitempty"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	UpdatedAt      time.Time         `json:"updatedAt"`
+	// Status is the member object's status as reflected for aggregation
+	// (Karmada's manifestStatuses[].status): only for templates whose
+	// kind has a statusReflection or statusAggregation script.
+	Status    map[string]any `json:"status,omitempty"`
+	CreatedAt time.Time      `json:"createdAt"`
+	UpdatedAt time.Time      `json:"updatedAt"`
 }
 
 // ClusterHealth is healthd's view of a member's readiness.

@@ -15,10 +15,15 @@ const (
 	// RoleQuota marks FederatedResourceQuotas: limits schedulerd enforces,
 	// never templates.
 	RoleQuota = "quota"
+	// RoleInterpreter marks ResourceInterpreterCustomizations: scripts
+	// policyd merges into the bindings of their target kind, never
+	// templates.
+	RoleInterpreter = "interpreter"
 )
 
 // RoleOf says what policyd takes an object of apiVersion and kind in
-// namespace for: a propagation policy, an override policy, a FederatedResourceQuota, a Cluster,
+// namespace for: a propagation policy, an override policy, a FederatedResourceQuota, an
+// interpreter customization, a Cluster,
 // cluster credentials (a Secret in policy.CredentialsNamespace) or else a
 // resource template.
 func RoleOf(apiVersion, kind, namespace string) string {
@@ -29,6 +34,8 @@ func RoleOf(apiVersion, kind, namespace string) string {
 		return RoleOverride
 	case apiVersion == policy.PolicyAPIVersion && kind == policy.KindFederatedResourceQuota:
 		return RoleQuota
+	case apiVersion == policy.ConfigAPIVersion && kind == policy.KindResourceInterpreterCustomization:
+		return RoleInterpreter
 	case apiVersion == policy.ClusterAPIVersion && kind == policy.KindCluster:
 		return RoleCluster
 	case apiVersion == "v1" && kind == "Secret" && namespace == policy.CredentialsNamespace:

@@ -21,6 +21,8 @@ func TestKeyOfAndRoleOf(t *testing.T) {
 			ObjectKey{Group: "policy.karmada.io", Kind: "ClusterOverridePolicy", Name: "o"}, RoleOverride},
 		{"a FederatedResourceQuota is a quota", "policy.karmada.io/v1alpha1", "FederatedResourceQuota", "team-a", "q",
 			ObjectKey{Group: "policy.karmada.io", Kind: "FederatedResourceQuota", Namespace: "team-a", Name: "q"}, RoleQuota},
+		{"a ResourceInterpreterCustomization is an interpreter", "config.karmada.io/v1alpha1", "ResourceInterpreterCustomization", "", "ray",
+			ObjectKey{Group: "config.karmada.io", Kind: "ResourceInterpreterCustomization", Name: "ray"}, RoleInterpreter},
 		{"a Karmada Cluster is a cluster", "cluster.karmada.io/v1alpha1", "Cluster", "", "m1",
 			ObjectKey{Group: "cluster.karmada.io", Kind: "Cluster", Name: "m1"}, RoleCluster},
 		{"a Secret in karmada-system is credentials", "v1", "Secret", "karmada-system", "kc",

@@ -43,6 +43,15 @@ type unit struct {
 	placement *events.PlacementDecision
 }
 
+// interpretation is the template's customization scripts; nil for a
+// dependency, which its owner's scripts do not interpret.
+func (u *unit) interpretation() *policy.Interpretation {
+	if u.placement == nil || u.binding == nil {
+		return nil
+	}
+	return u.binding.Interpretation
+}
+
 // apply renders and applies one placed template and its dependencies.
 // repair names the field a drift check found changed by hand ("" for a
 // normal apply); a repair applies even when the member's applied-hash says
@@ -50,7 +59,7 @@ type unit struct {
 func (w *worker) apply(ctx context.Context, cause events.Event, p events.PlacementDecision, replicas int32, repair string) error {
 	b := p.Binding
 	u := unit{key: p.Key, template: b.Template, generation: p.Generation, revision: p.BindingRevision, binding: b, placement: &p}
-	if b.Replicas > 0 {
+	if b.IsWorkload() {
 		u.replicas = &replicas
 	}
 	if err := w.applyUnit(ctx, cause, u, repair); err != nil {
@@ -124,6 +133,16 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 		// schedulerd takes an evicted cluster's values from its last status.
 		status.PreservedState = w.work[u.key].PreservedState
 	}
+	if u.placement != nil && u.replicas != nil {
+		// Before the overrides, as Karmada revises (reference features
+		// §7.2.3); a failing script skips this cluster's work.
+		revised, err := render.Revise(b.Interpretation, tpl, *u.replicas)
+		if err != nil {
+			status.Phase, status.Message = events.WorkFailed, err.Error()
+			return w.publish(ctx, cause, status)
+		}
+		tpl = revised
+	}
 	manifest, applied, err := render.Render(tpl, render.Cluster{Name: w.name, Labels: w.reg.Labels, Spec: w.reg.Spec}, b.Overrides, u.replicas)
 	status.AppliedOverrides = applied
 	if err != nil {
@@ -169,7 +188,18 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 			return w.publish(ctx, cause, status)
 		}
 		if current.GetAnnotations()[AnnotationAppliedHash] == hash && repair == "" {
-			return w.publishObserved(ctx, cause, status, current, rules) // already holds this manifest
+			return w.publishObserved(ctx, cause, status, current, rules, u.interpretation()) // already holds this manifest
+		}
+		if u.placement != nil {
+			retained, err := retain(b, obj.Object, current.Object)
+			if err != nil {
+				status.Phase, status.Message = events.WorkFailed, err.Error()
+				return w.publish(ctx, cause, status)
+			}
+			// What the member keeps is desired too: drift checks compare
+			// the retained object.
+			obj.Object = retained
+			w.desired[u.key] = retained
 		}
 	case apierrors.IsNotFound(err):
 	default:
@@ -191,7 +221,7 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 		w.log.Info("drift repaired", zap.String("workload", u.key.String()), zap.String("field", repair))
 		status.Message = "drift repaired: " + repair + " was changed in the member"
 	}
-	return w.publishObserved(ctx, cause, status, out, rules)
+	return w.publishObserved(ctx, cause, status, out, rules, u.interpretation())
 }
 
 func overwrite(b *events.Binding) bool {
@@ -234,9 +264,10 @@ func refused(last, status events.WorkStatus) bool {
 
 // publishObserved publishes status with what the member object says: phase,
 // replicas, health and the values of the template's statePreservation
-// rules (none without rules). UnhealthySince carries on from the last
+// rules (none without rules), overlaid with what interp's scripts say
+// (observeInterpreted). UnhealthySince carries on from the last
 // status of the key (see unhealthySince).
-func (w *worker) publishObserved(ctx context.Context, cause events.Event, status events.WorkStatus, obj *unstructured.Unstructured, rules []policy.StatePreservationRule) error {
+func (w *worker) publishObserved(ctx context.Context, cause events.Event, status events.WorkStatus, obj *unstructured.Unstructured, rules []policy.StatePreservationRule, interp *policy.Interpretation) error {
 	h := Interpret(obj)
 	status.Phase, status.ReadyReplicas, status.ObservedGeneration = h.Phase, h.ReadyReplicas, h.ObservedGeneration
 	if h.Message != "" || h.Phase == events.WorkFailed {
@@ -246,7 +277,8 @@ func (w *worker) publishObserved(ctx context.Context, cause events.Event, status
 		status.Replicas = h.Replicas
 	}
 	status.Health, status.AvailableReplicas, status.UnavailableReplicas = h.Verdict, h.AvailableReplicas, h.UnavailableReplicas
-	status.UnhealthySince = unhealthySince(w.work[status.Key], h.Verdict, w.d.now())
+	observeInterpreted(interp, obj, &status)
+	status.UnhealthySince = unhealthySince(w.work[status.Key], status.Health, w.d.now())
 	var bad []*RuleError
 	status.PreservedState, bad = PreservedState(obj, rules)
 	for _, e := range bad {

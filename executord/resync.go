@@ -86,7 +86,7 @@ func (w *worker) resync(ctx context.Context) {
 			err := w.apply(ctx, events.Event{}, p, replicas, drift)
 			_ = w.settle(ctx, events.Event{}, it.key, fateApply, p.Generation, p.BindingRevision, err)
 		case err == nil && st.Phase != events.WorkFailed:
-			_ = w.publishObserved(ctx, events.Event{}, st, cur, preservationRules(p.Binding))
+			_ = w.publishObserved(ctx, events.Event{}, st, cur, preservationRules(p.Binding), interpretationOf(p.Binding))
 		}
 		w.mu.Unlock()
 	}

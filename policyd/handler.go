@@ -71,6 +71,9 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	if len(errs) == 0 && role == events.RoleTemplate {
 		errs = replicaLimit(doc.APIVersion, doc.Kind, doc.Object, h.maxReplicas)
 	}
+	if len(errs) == 0 && role == events.RoleInterpreter {
+		errs = h.conflictingInterpreter(doc.Object)
+	}
 	if len(errs) == 0 && role == events.RoleCredentials {
 		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + policy.CredentialsNamespace + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
 	}
@@ -206,6 +209,8 @@ func (h *Handler) effects(ctx context.Context, cause events.Event, rec events.Ob
 				return err
 			}
 		}
+	case events.RoleInterpreter:
+		return h.rebindInterpreted(ctx, cause, rec)
 	case events.RoleCluster:
 		return h.register(ctx, cause, rec.Key.Name)
 	case events.RoleCredentials:
@@ -364,7 +369,12 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 		return false, nil
 	}
 	b := binding.Build(t, claimed, policy.ApplicableOverrides(facts, h.st.sortedOverrides()), h.st.priorityClass)
-	if claimed.Policy.Spec.PropagateDeps {
+	propagateDeps := claimed.Policy.Spec.PropagateDeps
+	deps, scripted := binding.Interpret(&b, t, h.st.interpretation(t.Record.APIVersion, key.Kind), propagateDeps)
+	switch {
+	case scripted:
+		b.Dependencies = h.scriptedDependencies(deps)
+	case propagateDeps:
 		b.Dependencies = h.dependenciesOf(t)
 	}
 	if had && h.st.bindingLive[key] && sameBinding(last, b) {

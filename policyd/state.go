@@ -36,6 +36,8 @@ type state struct {
 	// or deletion of it that was handled (superseded), rebuilt from the
 	// records' InputSequence and the removals'.
 	inputs map[events.ObjectKey]uint64
+	// interpreters: every ResourceInterpreterCustomization, by key.
+	interpreters map[events.ObjectKey]policy.ResourceInterpreterCustomization
 }
 
 func newState() *state {
@@ -46,6 +48,7 @@ func newState() *state {
 		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{}, bindingCause: map[events.ObjectKey]string{},
 		registrations: map[string]events.ClusterRegistration{}, deregistered: map[string]int64{},
 		priorityClasses: map[string]int32{}, inputs: map[events.ObjectKey]uint64{},
+		interpreters: map[events.ObjectKey]policy.ResourceInterpreterCustomization{},
 	}
 }
 
@@ -105,6 +108,12 @@ func (s *state) put(r events.ObjectRecord) error {
 			return err
 		}
 		s.secrets[sec.Namespace+"/"+sec.Name] = sec
+	case events.RoleInterpreter:
+		var ric policy.ResourceInterpreterCustomization
+		if err := events.UnmarshalJSON(r.Object, &ric); err != nil {
+			return err
+		}
+		s.interpreters[r.Key] = ric
 	}
 	return nil
 }
@@ -149,7 +158,23 @@ func (s *state) remove(k events.ObjectKey) {
 		delete(s.clusters, k.Name)
 	case events.RoleCredentials:
 		delete(s.secrets, k.Namespace+"/"+k.Name)
+	case events.RoleInterpreter:
+		delete(s.interpreters, k)
 	}
+}
+
+// sortedInterpreters returns the interpreter customizations in key order.
+func (s *state) sortedInterpreters() []policy.ResourceInterpreterCustomization {
+	return events.SortedByKey(s.interpreters)
+}
+
+// interpretation merges the customizations of one kind (policy.Merge);
+// nil when none has a hook.
+func (s *state) interpretation(apiVersion, kind string) *policy.Interpretation {
+	if len(s.interpreters) == 0 {
+		return nil
+	}
+	return policy.Merge(s.sortedInterpreters(), apiVersion, kind)
 }
 
 // sortedPolicies returns the propagation policies in key order (determinism).

@@ -9,12 +9,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
 )
 
 // WriteExplanation writes what `flotilla explain` prints for placement p:
 // the policy, every cluster's verdict with the plugin and reason, the
 // scores, the division, the evictions, what changed since and the
-// warnings. The console shows the same text.
+// warnings. The web console shows the same text.
 func WriteExplanation(out io.Writer, p events.PlacementDecision, f Fleet) {
 	fmt.Fprintf(out, "Template:    %s\n", p.Key.Ref())
 	if b := p.Binding; b != nil && b.Policy != nil {
@@ -36,6 +37,12 @@ func WriteExplanation(out io.Writer, p events.PlacementDecision, f Fleet) {
 		if g := b.WorkloadAffinityGroups; g != nil {
 			fmt.Fprintf(out, "Groups:      affinity %s, anti-affinity %s\n", noneIfEmpty(g.AffinityGroup), noneIfEmpty(g.AntiAffinityGroup))
 		}
+		if in := b.Interpretation; in != nil {
+			fmt.Fprintf(out, "Interpreter: ResourceInterpreterCustomization %s\n", strings.Join(in.Names, ", "))
+		}
+		if len(b.Components) > 0 {
+			fmt.Fprintf(out, "Components:  %s\n", componentList(b.Components))
+		}
 	}
 	fmt.Fprintf(out, "Generation:  %d (binding revision %d), decided %s\n", p.Generation, p.BindingRevision, p.DecidedAt.Format("2006-01-02 15:04:05Z07:00"))
 	fmt.Fprintf(out, "Strategy:    %s\n", p.Strategy)
@@ -46,7 +53,11 @@ func WriteExplanation(out io.Writer, p events.PlacementDecision, f Fleet) {
 	}
 	var placed []string
 	for _, c := range p.Clusters {
-		placed = append(placed, fmt.Sprintf("%s=%d", c.Name, c.Replicas))
+		entry := fmt.Sprintf("%s=%d", c.Name, c.Replicas)
+		if len(c.Components) > 0 {
+			entry += " (whole: " + PlacedComponents(c.Components) + ")"
+		}
+		placed = append(placed, entry)
 	}
 	fmt.Fprintf(out, "Placement:   %s\n", noneIfEmpty(strings.Join(placed, " ")))
 	if p.Division != "" {
@@ -90,6 +101,34 @@ func WriteExplanation(out io.Writer, p events.PlacementDecision, f Fleet) {
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(out, "Warning:     %s\n", warn)
 	}
+}
+
+// componentList is "head=1 (cpu 1), worker=4 (cpu 2)": each component's
+// replicas and one replica's requests.
+func componentList(cs []policy.Component) string {
+	var out []string
+	for _, c := range cs {
+		e := fmt.Sprintf("%s=%d", c.Name, c.Replicas)
+		if r := c.ReplicaRequirements; r != nil && len(r.ResourceRequest) > 0 {
+			var req []string
+			for _, n := range slices.Sorted(maps.Keys(r.ResourceRequest)) {
+				q := r.ResourceRequest[n]
+				req = append(req, string(n)+" "+q.String())
+			}
+			e += " (" + strings.Join(req, ", ") + ")"
+		}
+		out = append(out, e)
+	}
+	return strings.Join(out, ", ")
+}
+
+// PlacedComponents is "head=1 worker=4".
+func PlacedComponents(cs []policy.ComponentReplicas) string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%s=%d", c.Name, c.Replicas))
+	}
+	return strings.Join(out, " ")
 }
 
 func noneIfEmpty(s string) string {

@@ -44,15 +44,13 @@ type Fleet struct {
 // Template returns the placement and work of the template at key (a
 // template never placed has a zero placement and no work).
 func (f Fleet) Template(key events.ObjectKey) Template {
-	t := Template{work: f.Work.Filter(func(s events.WorkStatus) bool { return s.Key == key })}
-	t.Placement.Key = key
-	for _, p := range f.Decisions {
-		if p.Key == key {
-			t.Placement = p
+	p := events.PlacementDecision{Key: key}
+	for _, d := range f.Decisions {
+		if d.Key == key {
+			p = d
 		}
 	}
-	t.Work = t.work.Items
-	return t
+	return templateOf(p, f.Work)
 }
 
 // decodeObject decodes a stored object; nil when there is none.
@@ -118,9 +116,13 @@ func (f Fleet) RecordObject(r events.ObjectRecord) map[string]any {
 // Status is the template's status aggregated from every member, as
 // Karmada aggregates it onto the template: desired and ready replicas over
 // the placed clusters (a kept evicted copy is neither; a lost cluster's
-// last report is not counted ready), and one entry per member. nil for a
-// template never placed.
+// last report is not counted ready), and one entry per member. A kind
+// with a statusAggregation script has the status the script computes
+// instead, as Karmada writes it. nil for a template never placed.
 func (t Template) Status() map[string]any {
+	if t.AggregatedStatus != nil {
+		return t.AggregatedStatus
+	}
 	if t.Placement.DecidedAt.IsZero() && len(t.Work) == 0 {
 		return nil
 	}

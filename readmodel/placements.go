@@ -5,12 +5,14 @@ import (
 	"fmt"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
 )
 
 // Decisions returns the placement.decided events among the latest
 // placement of every template (events.AllPlacements on
 // events.StreamPlacement), in stream order, without their bindings (what
-// `get placements`, `get work` and `watch` show).
+// `get placements`, `get work` and `watch` show), except what a kind's
+// statusAggregation script needs (aggregationOnly).
 func Decisions(ms []Stored) []events.PlacementDecision {
 	var out []events.PlacementDecision
 	for _, m := range ms {
@@ -18,10 +20,21 @@ func Decisions(ms []Stored) []events.PlacementDecision {
 		if !m.is(events.TypePlacementDecided) || events.Decode(m.Event, &p) != nil {
 			continue
 		}
-		p.Binding = nil
+		p.Binding = aggregationOnly(p.Binding)
 		out = append(out, p)
 	}
 	return out
+}
+
+// aggregationOnly keeps of a binding the template and the
+// statusAggregation script, when its kind has one (FindTemplate runs it);
+// nil otherwise.
+func aggregationOnly(b *events.Binding) *events.Binding {
+	if b == nil || b.Interpretation == nil || b.Interpretation.StatusAggregation == "" {
+		return nil
+	}
+	in := &policy.Interpretation{Names: b.Interpretation.Names, StatusAggregation: b.Interpretation.StatusAggregation}
+	return &events.Binding{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation, Template: b.Template, Interpretation: in}
 }
 
 // ExplainPlacement returns the latest decision, binding included, for the

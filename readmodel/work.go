@@ -154,6 +154,12 @@ func (w Work) Health(s events.WorkStatus) string {
 type Template struct {
 	Placement events.PlacementDecision `json:"placement"`
 	Work      []events.WorkStatus      `json:"work"`
+	// AggregatedStatus is the template's status as its kind's
+	// statusAggregation script computes it from the members' reflected
+	// status; nil without such a script. AggregationError says why the
+	// script failed.
+	AggregatedStatus map[string]any `json:"aggregatedStatus,omitempty"`
+	AggregationError string         `json:"aggregationError,omitempty"`
 	// work: Work restricted to this template, for Phase.
 	work Work
 }
@@ -175,7 +181,19 @@ func FindTemplate(decisions []events.PlacementDecision, w Work, ref, namespace s
 	if err != nil {
 		return Template{}, err
 	}
+	return templateOf(p, w), nil
+}
+
+// templateOf is the template p places, with its work among w and the
+// status its kind's statusAggregation script computes, if it has one.
+func templateOf(p events.PlacementDecision, w Work) Template {
 	t := Template{Placement: p, work: w.Filter(func(s events.WorkStatus) bool { return s.Key == p.Key })}
 	t.Work = t.work.Items
-	return t, nil
+	if st, ok, err := aggregate(p, t.Work); ok {
+		t.AggregatedStatus = st
+		if err != nil {
+			t.AggregationError = err.Error()
+		}
+	}
+	return t
 }

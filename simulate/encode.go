@@ -216,7 +216,27 @@ func (e *encoder) result(r *Result, d int) error {
 			e.buf = appendString(e.buf, c.Name)
 			e.field(1, d+2, "replicas")
 			e.buf = strconv.AppendInt(e.buf, int64(c.Replicas), 10)
-			e.end(2, d+2, '}')
+			n := 2
+			if len(c.Components) > 0 {
+				// Omitted when empty, as encoding/json's omitempty does.
+				e.field(2, d+2, "components")
+				e.buf = append(e.buf, '[')
+				for j, comp := range c.Components {
+					if j > 0 {
+						e.buf = append(e.buf, ',')
+					}
+					e.newline(d + 4)
+					e.buf = append(e.buf, '{')
+					e.field(0, d+4, "name")
+					e.buf = appendString(e.buf, comp.Name)
+					e.field(1, d+4, "replicas")
+					e.buf = strconv.AppendInt(e.buf, int64(comp.Replicas), 10)
+					e.end(2, d+4, '}')
+				}
+				e.end(len(c.Components), d+3, ']')
+				n = 3
+			}
+			e.end(n, d+2, '}')
 		}
 		e.end(len(r.Clusters), d+1, ']')
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
@@ -52,7 +53,8 @@ func TestWriteJSONMatchesEncodingJSON(t *testing.T) {
 	odd4.Manifests = map[string]map[string]any{"b": m1, "d": m2}
 	odd4.Diagnosis = map[string][]string{"a": shared, "c": shared}
 	odd4.Clusters = []events.TargetCluster{{Name: "b"}, {Name: "b"}, {Name: "d"}}
-	for _, results := range [][]Result{rep.Results, {odd, odd2, odd3, odd4}, {}, nil} {
+	whole := Result{Clusters: []events.TargetCluster{{Name: "a", Components: []policy.ComponentReplicas{{Name: "head", Replicas: 1}, {Name: "wo\"rker", Replicas: 4}}}, {Name: "b"}}}
+	for _, results := range [][]Result{rep.Results, {odd, odd2, odd3, odd4, whole}, {}, nil} {
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
 		enc.SetIndent("", "  ")

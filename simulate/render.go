@@ -29,6 +29,10 @@ import (
 // is rendered on its own. Manifests may share unchanged subtrees: the
 // output is read-only.
 func (w *world) renderAll(tpl map[string]any, b *events.Binding, c *claim, res *Result) {
+	if in := b.Interpretation; in != nil && in.ReplicaRevision != "" && b.IsWorkload() {
+		w.renderRevised(tpl, b, res)
+		return
+	}
 	type rendered struct {
 		obj      map[string]any
 		applied  []string
@@ -223,4 +227,36 @@ func appendBit(buf []byte, b bool) []byte {
 		return append(buf, '1')
 	}
 	return append(buf, '0')
+}
+
+// renderRevised renders every target cluster of a template whose kind has
+// a replicaRevision script, as executord does: the script revises the
+// template with the cluster's count, then render.Render applies the
+// overrides. No manifest is shared: each cluster's revision is its own.
+func (w *world) renderRevised(tpl map[string]any, b *events.Binding, res *Result) {
+	fail := func(cluster string, err error) {
+		if res.RenderErrors == nil {
+			res.RenderErrors = map[string]string{}
+		}
+		res.RenderErrors[cluster] = err.Error()
+		res.Warnings = append(res.Warnings, "cluster "+cluster+": "+err.Error())
+	}
+	for _, tc := range res.Clusters {
+		revised, err := render.Revise(b.Interpretation, tpl, tc.Replicas)
+		if err != nil {
+			fail(tc.Name, err)
+			continue
+		}
+		r := tc.Replicas
+		obj, applied, err := render.Render(revised, w.clusters.renderCluster(tc.Name), b.Overrides, &r)
+		if err != nil {
+			fail(tc.Name, err)
+			continue
+		}
+		if applied == nil {
+			applied = []string{}
+		}
+		res.Manifests[tc.Name] = obj
+		res.Overrides[tc.Name] = applied
+	}
 }

@@ -162,6 +162,8 @@ type world struct {
 	warnings    []string
 	// priorityClasses: the value of every PriorityClass in the input.
 	priorityClasses map[string]int32
+	// interpreters: every ResourceInterpreterCustomization in the input.
+	interpreters []policy.ResourceInterpreterCustomization
 	// placed: the placements templates that share a quota or a workload
 	// affinity group see (the input's ResourceBindings, then each decision
 	// in queue order).
@@ -225,6 +227,12 @@ func newWorld(docs []validation.Document) (*world, error) {
 				clusterAt[c.Name] = len(clusters)
 				clusters = append(clusters, c)
 			}
+		case events.RoleInterpreter:
+			var ric policy.ResourceInterpreterCustomization
+			if err := decodeDoc(d, &ric); err != nil {
+				return nil, err
+			}
+			w.interpreters = append(w.interpreters, ric)
 		case events.RoleQuota:
 			var q policy.FederatedResourceQuota
 			if err := decodeDoc(d, &q); err != nil {
@@ -333,6 +341,10 @@ func (w *world) simulate(td *templateDoc) (Result, *deferred) {
 	}
 	res.Policy = &PolicyRef{Kind: claimed.Key.Kind, Namespace: claimed.Key.Namespace, Name: claimed.Key.Name}
 	b := binding.Build(t, claimed, c.overrides, w.priorityClass)
+	if len(w.interpreters) > 0 {
+		// Dependencies are not simulated: nothing is placed for them.
+		binding.Interpret(&b, t, policy.Merge(w.interpreters, t.Record.APIVersion, t.Record.Key.Kind), false)
+	}
 	in := core.DecideInput{Binding: b, Snapshot: w.clusters.forBinding(&b)}
 	if bd := td.binding; bd != nil {
 		// The ResourceBinding is the current placement; its graceful

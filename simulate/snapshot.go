@@ -126,17 +126,22 @@ func (s *snapshot) facts(name string, rc render.Cluster) policy.ClusterFacts {
 // binding requests, with enough of it: request x 2^31 (saturating at
 // MaxInt64), so that the estimator's answer reaches MaxInt32 and becomes
 // the desired count. Each such snapshot is prepared once and shared by
-// every binding with the same requests.
+// every binding with the same requests. A binding with components
+// requests what one whole set of them does.
 func (s *snapshot) forBinding(b *events.Binding) *framework.Snapshot {
-	if len(s.open) == 0 || len(b.ReplicaRequirements) == 0 {
+	requests := b.ReplicaRequirements
+	if len(b.Components) > 0 {
+		requests = policy.Usage(nil, b.Components, []int32{0})
+	}
+	if len(s.open) == 0 || len(requests) == 0 {
 		return s.prepped
 	}
 	type need struct {
 		name  corev1.ResourceName
 		value int64 // in framework.Units, as the estimator compares
 	}
-	needs := make([]need, 0, len(b.ReplicaRequirements))
-	for name, q := range b.ReplicaRequirements {
+	needs := make([]need, 0, len(requests))
+	for name, q := range requests {
 		if v := framework.Units(name, q); v > 0 && name != corev1.ResourcePods {
 			needs = append(needs, need{name, v})
 		}

@@ -70,7 +70,7 @@ Exit status:
 	}
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
-	c.Flags().BoolVar(&allowUnknown, "allow-unknown-kinds", false, "apply templates of kinds Flotilla does not know (custom resources)")
+	c.Flags().BoolVar(&allowUnknown, "allow-unknown-kinds", false, "apply templates of kinds Flotilla does not know (custom resources whose CRD is neither accepted nor in this apply)")
 	_ = c.MarkFlagRequired("filename")
 	return c
 }

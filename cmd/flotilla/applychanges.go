@@ -10,6 +10,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/policyd/validation"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
@@ -53,6 +54,25 @@ func classify(p readmodel.Published, d validation.Document, sealed bool) string 
 	return verbConfigured
 }
 
+// definedKinds records in kinds ("group/Kind") the kind an interpreter
+// customization targets or a CustomResourceDefinition defines: applying
+// one says that kind is meant, not a typo.
+func definedKinds(apiVersion, kind string, obj map[string]any, kinds map[string]bool) {
+	spec, _ := obj["spec"].(map[string]any)
+	switch {
+	case apiVersion == policy.ConfigAPIVersion && kind == policy.KindResourceInterpreterCustomization:
+		target, _ := spec["target"].(map[string]any)
+		av, _ := target["apiVersion"].(string)
+		k, _ := target["kind"].(string)
+		kinds[events.KeyOf(av, k, "", "").Group+"/"+k] = true
+	case strings.HasPrefix(apiVersion, "apiextensions.k8s.io/") && kind == "CustomResourceDefinition":
+		group, _ := spec["group"].(string)
+		names, _ := spec["names"].(map[string]any)
+		k, _ := names["kind"].(string)
+		kinds[group+"/"+k] = true
+	}
+}
+
 // reportUnchanged prints the objects apply leaves as they are.
 func reportUnchanged(out io.Writer, d validation.Document) {
 	fmt.Fprintf(out, "%s %s\n", label(d.Kind, d.APIVersion, d.Name), verbUnchanged)
@@ -60,13 +80,22 @@ func reportUnchanged(out io.Writer, d validation.Document) {
 
 // preflight checks docs against what is accepted before anything is
 // published: a template of a kind Flotilla does not know (a custom
-// resource, or a typo such as app/v1) is refused unless allowUnknown or a
-// template of that kind is accepted already; then it warns of what would
-// surprise (readmodel.ApplyWarnings).
+// resource, or a typo such as app/v1) is refused unless allowUnknown, a
+// template of that kind is accepted already, or a
+// ResourceInterpreterCustomization or CustomResourceDefinition, accepted or
+// applied with it, names the kind (definedKinds); then it warns of what
+// would surprise (readmodel.ApplyWarnings).
 func preflight(ctx context.Context, errw io.Writer, bus *natsbus.Bus, accepted readmodel.Published, docs []validation.Document, allowUnknown bool) error {
 	kinds := map[string]bool{}
-	for k := range accepted.Records {
+	for k, r := range accepted.Records {
 		kinds[k.Group+"/"+k.Kind] = true
+		var obj map[string]any
+		if json.Unmarshal(r.Object, &obj) == nil {
+			definedKinds(r.APIVersion, k.Kind, obj, kinds)
+		}
+	}
+	for _, d := range docs {
+		definedKinds(d.APIVersion, d.Kind, d.Object, kinds)
 	}
 	refused := 0
 	for _, d := range docs {

@@ -32,6 +32,7 @@ type daemonFlags struct {
 	instance       string
 	metricsAddr    string
 	credentialsKey string
+	streamReplicas int
 	policy         policyd.Config
 	sched          schedulerd.Config
 	health         healthd.Config
@@ -58,6 +59,7 @@ func defaultCredentialsKey() string {
 func (f *daemonFlags) registerProcess(fs *pflag.FlagSet, defaultMetrics string, credentials bool) {
 	fs.StringVar(&f.instance, "instance", "0", "instance name, used in event sources (/<daemon>/<instance>)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetrics, "address of /metrics, /healthz and /readyz (empty: off)")
+	fs.IntVar(&f.streamReplicas, "stream-replicas", 0, "copies of each stream kept by the NATS cluster; an existing stream with fewer is scaled up (default: 3 when the cluster has three or more nodes, else 1)")
 	if credentials {
 		fs.StringVar(&f.credentialsKey, "credentials-key", "", "credentials key file (created if missing); kubeconfigs on the bus are sealed to it (default: <data-dir>/credentials.key under up, else "+defaultCredentialsKey()+")")
 	}
@@ -143,7 +145,7 @@ keeps its position and it rebuilds its state from the streams.`,
 			if f.credentialsKey == "" {
 				f.credentialsKey = defaultCredentialsKey()
 			}
-			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr)
+			rt, err := newRuntime(cmd.Context(), g, log, f)
 			if err != nil {
 				return err
 			}
@@ -173,14 +175,15 @@ type runtime struct {
 	buses []*natsbus.Bus
 }
 
-func newRuntime(ctx context.Context, g *globals, log *zap.Logger, metricsAddr string) (*runtime, error) {
+func newRuntime(ctx context.Context, g *globals, log *zap.Logger, f *daemonFlags) (*runtime, error) {
 	events.Warm() // compile the event codec before the first event, not on it
 	reg := observe.NewRegistry()
 	metrics := natsbus.NewMetrics(reg)
-	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: metrics, Credentials: g.credentials()})
+	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: metrics, Credentials: g.credentials(), StreamReplicas: f.streamReplicas})
 	if err != nil {
 		return nil, err
 	}
+	log.Info("stream replicas", zap.Int("replicas", bus.StreamReplicas()), zap.Bool("from_cluster_size", f.streamReplicas <= 0))
 	h := observe.NewHealth()
 	h.Add("nats", func() error {
 		if !bus.Connected() {
@@ -188,7 +191,7 @@ func newRuntime(ctx context.Context, g *globals, log *zap.Logger, metricsAddr st
 		}
 		return nil
 	})
-	return &runtime{bus: bus, log: log, reg: reg, metrics: metrics, health: h, metricsAddr: metricsAddr, buses: []*natsbus.Bus{bus}}, nil
+	return &runtime{bus: bus, log: log, reg: reg, metrics: metrics, health: h, metricsAddr: f.metricsAddr, buses: []*natsbus.Bus{bus}}, nil
 }
 
 // on is rt with bus as the connection its daemon runs on; rt watches it.
@@ -286,6 +289,11 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 	return nil, fmt.Errorf("unknown daemon %s", name)
 }
 
+// embedded reports whether up starts its own nats-server: unless
+// --nats-url is on its command line. FLOTILLA_NATS_URL, the flag's
+// default, only says where client commands connect.
+func embedded(up *cobra.Command) bool { return !up.Flags().Changed("nats-url") }
+
 func newUp(g *globals) *cobra.Command {
 	f := newDaemonFlags()
 	var dataDir, listen, consoleListen string
@@ -321,7 +329,7 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 			if err := os.MkdirAll(dataDir, 0o700); err != nil {
 				return fmt.Errorf("--data-dir: %w", err)
 			}
-			embedded := !cmd.Flags().Changed("nats-url")
+			embedded := embedded(cmd)
 			held := ""
 			if embedded {
 				held = listen
@@ -360,7 +368,7 @@ With --nats-url set explicitly, up uses that NATS instead of an embedded one.`,
 			if f.credentialsKey == "" {
 				f.credentialsKey = filepath.Join(dataDir, "credentials.key")
 			}
-			rt, err := newRuntime(cmd.Context(), g, log, f.metricsAddr)
+			rt, err := newRuntime(cmd.Context(), g, log, f)
 			if err != nil {
 				return err
 			}

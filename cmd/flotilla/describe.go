@@ -177,6 +177,7 @@ func describeWork(out io.Writer, v readmodel.Template, f readmodel.Fleet) {
 	ready, desired := v.Totals()
 	fmt.Fprintf(w, "Replicas:\t%d ready of %d desired\n", ready, desired)
 	_ = w.Flush()
+	printAggregated(out, v)
 	fmt.Fprintln(out, "Work:")
 	w = table(out)
 	fmt.Fprintln(w, "  CLUSTER\tSTATUS\tREADY\tDESIRED\tGENERATION\tOBSERVED\tOVERRIDES\tUPDATED\tMESSAGE")

@@ -406,5 +406,21 @@ func printTemplate(out io.Writer, v readmodel.Template) error {
 	}
 	ready, desired := v.Totals()
 	fmt.Fprintf(w, "TOTAL\t%d\t%d\t\t\t\n", ready, desired)
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	printAggregated(out, v)
+	return nil
+}
+
+// printAggregated shows the status the template's statusAggregation
+// script computed from its members (nothing without such a script).
+func printAggregated(out io.Writer, v readmodel.Template) {
+	if v.AggregationError != "" {
+		fmt.Fprintf(out, "Status:       %s\n", v.AggregationError)
+	}
+	if v.AggregatedStatus != nil {
+		raw, _ := events.MarshalJSON(v.AggregatedStatus)
+		fmt.Fprintf(out, "Status:       %s\n", raw)
+	}
 }

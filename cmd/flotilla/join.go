@@ -20,8 +20,9 @@ import (
 
 func newJoin(g *globals) *cobra.Command {
 	var clusterKubeconfig, kubeconfig, labels, provider, region string
-	var zones []string
+	var zones, resources []string
 	var timeout time.Duration
+	var createAccount bool
 	c := &cobra.Command{
 		Use:   "join NAME --cluster-kubeconfig FILE",
 		Short: "Register a member cluster (karmadactl join)",
@@ -31,7 +32,14 @@ key before it leaves this process; only healthd and executord can open it.
 
 --kubeconfig FILE alone means the same as --cluster-kubeconfig FILE. Given
 both, --kubeconfig names Karmada's control plane, which Flotilla does not
-have: it is ignored with a note.`,
+have: it is ignored with a note.
+
+--create-service-account uses the kubeconfig only to create, in the member,
+the flotilla-executor ServiceAccount in flotilla-system with a ClusterRole
+covering what executord and healthd need (apply and delete the --resources
+kinds, read nodes and pods), and a service-account-token Secret; the member
+is joined with that token, and the kubeconfig given is not stored. Without
+it, join warns when the kubeconfig given is cluster-admin in the member.`,
 		Example: "  flotilla join cluster1 --cluster-kubeconfig .sandbox/cluster1.kubeconfig --labels region=beijing --region cn-north",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,6 +69,7 @@ have: it is ignored with a note.`,
 					endpoint = cl.Server
 				}
 			}
+			ctx := cmd.Context()
 			lbls := map[string]string{}
 			if labels != "" {
 				for _, kv := range strings.Split(labels, ",") {
@@ -71,10 +80,11 @@ have: it is ignored with a note.`,
 					lbls[k] = v
 				}
 			}
-			ctx := cmd.Context()
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				// No streams yet means no member yet: the daemons are
+				// still starting, and the publish below waits for them.
 				members, err := readClusters(ctx, bus)
-				if err != nil {
+				if err != nil && !errors.Is(err, natsbus.ErrStreamMissing) {
 					return err
 				}
 				verb := verbCreated
@@ -86,6 +96,15 @@ have: it is ignored with a note.`,
 						return fmt.Errorf("%s: its server %s is already joined as %s: one cluster joined twice would get every workload twice "+
 							"(flotilla unjoin %s first, or join it again as %s)", file, endpoint, m.Registration.Name, m.Registration.Name, m.Registration.Name)
 					}
+				}
+				if createAccount {
+					flat, err = createMemberAccount(ctx, flat, resources, 30*time.Second)
+					if err != nil {
+						return fmt.Errorf("--create-service-account in %s: %w", endpoint, err)
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "serviceaccount %s/%s created in %s; joining with its token\n", memberAccountNamespace, memberAccountName, endpoint)
+				} else {
+					warnIfClusterAdmin(ctx, flat, file, func(w string) { fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", w) })
 				}
 				key, err := fetchSealKey(ctx, bus)
 				if err != nil {
@@ -133,6 +152,8 @@ have: it is ignored with a note.`,
 	c.Flags().StringVar(&provider, "provider", "", "spec.provider")
 	c.Flags().StringVar(&region, "region", "", "spec.region")
 	c.Flags().StringArrayVar(&zones, "zone", nil, "spec.zones entry; repeatable")
+	c.Flags().BoolVar(&createAccount, "create-service-account", false, "create a least-privilege flotilla-executor account in the member and join with its token")
+	c.Flags().StringSliceVar(&resources, "resources", defaultMemberResources, "with --create-service-account: the kinds executord may apply and delete, RESOURCE[.GROUP],...")
 	c.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "how long to wait for policyd to confirm")
 	return c
 }

@@ -81,7 +81,7 @@ See where they run:         flotilla get work`,
 	if defURL == "" {
 		defURL = natsbus.DefaultURL
 	}
-	root.PersistentFlags().StringVar(&g.natsURL, "nats-url", defURL, "NATS server URL (env FLOTILLA_NATS_URL)")
+	root.PersistentFlags().StringVar(&g.natsURL, "nats-url", defURL, "NATS server URL, or the comma-separated URLs of a cluster's nodes (env FLOTILLA_NATS_URL)")
 	root.PersistentFlags().StringVar(&g.creds, "creds", os.Getenv(credentialsEnv), "NATS credentials file (env "+credentialsEnv+"; default: the credentials `flotilla up` registered for --nats-url)")
 	var version bool
 	root.Flags().BoolVar(&version, "version", false, "print the versions of the CLI, the daemons seen on the bus and the NATS server")
@@ -105,6 +105,7 @@ See where they run:         flotilla get work`,
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
+	root.AddCommand(newNATSNode(), newNATSWait(g))
 	return root
 }
 

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/readmodel"
 	"github.com/flotilla-io/flotilla/simulate"
 )
 
@@ -181,7 +182,8 @@ func printSimulation(out io.Writer, format string, rep *simulate.Report) error {
 	return bw.Flush()
 }
 
-// clusterList renders the placement as c1:3,c2:2 ("<none>" when empty).
+// clusterList renders the placement as c1:3,c2:2 ("<none>" when empty); a
+// whole multi-component workload as c2:0(head=1 worker=4).
 func clusterList(r simulate.Result) string {
 	if len(r.Clusters) == 0 {
 		return "<none>"
@@ -189,6 +191,9 @@ func clusterList(r simulate.Result) string {
 	parts := make([]string, len(r.Clusters))
 	for i, c := range r.Clusters {
 		parts[i] = c.Name + ":" + strconv.Itoa(int(c.Replicas))
+		if len(c.Components) > 0 {
+			parts[i] += "(" + readmodel.PlacedComponents(c.Components) + ")"
+		}
 	}
 	return strings.Join(parts, ",")
 }

@@ -43,6 +43,24 @@ current-context: c
 		{"the app/v1 typo is refused and nothing is applied", []string{"apply", "-f", typo, "--timeout", "20s"}, 1,
 			"error: " + typo + ": document 1: line 1: apiVersion: app/v1 Deployment is no kind Flotilla knows (did you mean apps/v1 or apps/v1beta1 or apps/v1beta2 or extensions/v1beta1?): " +
 				"a typo would start a new kind of template; pass --allow-unknown-kinds to apply a custom resource\nnothing was applied: 1 error(s)\n", ""},
+		{"a custom resource whose CRD comes in the same apply is known", []string{"apply", "-f", write("widget.yaml", `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.flotilla.io}
+spec:
+  group: example.flotilla.io
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: example.flotilla.io/v1
+kind: Widget
+metadata: {name: w1, namespace: default}
+spec: {size: 1}
+`), "--timeout", "20s"}, 0, "", "widget.example.flotilla.io/w1 created (generation 1)\n"},
 		{"the typo is not a template", []string{"get", "deployments.app"}, 0, "No resources found in default namespace.\n", ""},
 		{"a kubeconfig joined already under another name is refused", []string{"join", "cluster1-again", "--cluster-kubeconfig", kubeconfig}, 1,
 			"", ""},

@@ -108,7 +108,7 @@ spec:
 		if code != 0 || withoutAge(out) != placements {
 			t.Errorf("%s: get placements, exit %d:\n%s\nwant:\n%s", when, code, out, placements)
 		}
-		if !strings.Contains(stderr, "warning: "+subject+": FLOTILLA_PLACEMENT sequence ") || !strings.Contains(stderr, "is unreadable") {
+		if !strings.Contains(stderr, "Warning: "+subject+": FLOTILLA_PLACEMENT sequence ") || !strings.Contains(stderr, "is unreadable") {
 			t.Errorf("%s: get placements warns on stderr about the unreadable row: %q", when, stderr)
 		}
 		if got, err := phases(); err != nil || !strings.HasPrefix(got, running) {

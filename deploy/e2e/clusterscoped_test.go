@@ -127,19 +127,7 @@ spec:
 		}
 		return nil
 	})
-	eventually(t, 30*time.Second, "CRD established in cluster1", func() error {
-		crd, err := dyn.Resource(crdGVR).Get(ctx, widgetCRD, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		conds, _, _ := unstructured.NestedSlice(crd.Object, "status", "conditions")
-		for _, c := range conds {
-			if m, ok := c.(map[string]any); ok && m["type"] == "Established" && m["status"] == "True" {
-				return nil
-			}
-		}
-		return fmt.Errorf("not established: %v", conds)
-	})
+	s.waitEstablished("cluster1", widgetCRD)
 	start := time.Now()
 	eventually(t, 45*time.Second, "Widget gizmo in cluster1", func() error {
 		w, err := dyn.Resource(widgetGVR).Namespace(ns).Get(ctx, "gizmo", metav1.GetOptions{})

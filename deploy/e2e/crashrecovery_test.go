@@ -107,33 +107,7 @@ func killFlotillaUpMidApply(t *testing.T, published int) {
 	ns := uniqueNS("crash")
 	t.Cleanup(func() { s.halt(); s.deleteNamespace(ns) })
 
-	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: crash, namespace: %s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
-  placement:
-    clusterAffinity: {clusterNames: [cluster1, cluster2, cluster3]}
-    replicaScheduling: {replicaSchedulingType: Duplicated}
-`, ns)
-	for i := 0; i < n; i++ {
-		fmt.Fprintf(&b, `---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: d-%02d, namespace: %s}
-spec:
-  replicas: 0
-  selector: {matchLabels: {app: d-%02d}}
-  template:
-    metadata: {labels: {app: d-%02d}}
-    spec: {containers: [{name: c, image: nginx:1.25.3}]}
-`, i, ns, i, i)
-	}
-	file := filepath.Join(s.dir, "crash.yaml")
-	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := s.write("crash.yaml", deployments(ns, 0, n))
 
 	// placed counts the templates placed on all three members, and the
 	// bindings policyd has published, as the bus holds them now.

@@ -206,7 +206,7 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 	expectMembers(s, "web still 3/3 with nothing in cluster1", ns, "web", map[string]int32{"cluster1": -1, "cluster2": 3, "cluster3": 3})
 
 	// The history is on the bus.
-	out := s.mustCLI("replay", "--since", "10m", "--subject", "flotilla.failover.>")
+	out := s.mustCLI("replay", "--since", "10m", "--subject", "flotilla.failover.>", "--wide")
 	if !strings.Contains(out, "evicted from cluster1") || !strings.Contains(out, "cluster1=2,cluster2=2,cluster3=2 -> cluster2=3,cluster3=3") || !strings.Contains(out, "released for deletion") {
 		t.Fatalf("flotilla replay must show the moves:\n%s", out)
 	}

@@ -35,6 +35,8 @@ type Bus struct {
 	pubMu  sync.Mutex
 	pubSeq uint64
 	latest map[string]uint64
+
+	replicas int // of the streams EnsureStreams creates
 }
 
 // Publishing limits. An asynchronous publish not acknowledged within
@@ -56,13 +58,17 @@ type Options struct {
 	// Streams are the streams EnsureStreams creates (nil: events.Streams;
 	// tests give small limits here).
 	Streams []events.StreamSpec
+	// StreamReplicas is how many copies of each stream EnsureStreams keeps
+	// (0: 3 when the server's cluster has three or more nodes, else 1).
+	StreamReplicas int
 	// Credentials is a credentials file (user JWT and seed); "": connect
 	// without (a server with authentication off).
 	Credentials string
 }
 
-// Connect dials NATS at url and prepares JetStream. It reconnects forever
-// after the first success.
+// Connect dials NATS at url, or at any of a cluster's comma-separated
+// URLs, and prepares JetStream. It reconnects forever after the first
+// success, to whichever node answers (connectOptions).
 func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if o.Log == nil {
 		o.Log = zap.NewNop()
@@ -75,18 +81,7 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if err != nil {
 		return nil, err
 	}
-	nc, err := nats.Connect(url, append(authOpts,
-		nats.Name(o.Name),
-		nats.Timeout(o.ConnectTimeout),
-		nats.MaxReconnects(-1),
-		nats.ReconnectWait(500*time.Millisecond),
-		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-			if err != nil {
-				log.Warn("nats disconnected", zap.Error(err))
-			}
-		}),
-		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", zap.String("url", c.ConnectedUrl())) }),
-	)...)
+	nc, err := nats.Connect(url, append(authOpts, connectOptions(o)...)...)
 	if err != nil {
 		return nil, auth.connectError(url, err)
 	}
@@ -98,7 +93,41 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if o.Streams == nil {
 		o.Streams = events.Streams
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, latest: map[string]uint64{}}, nil
+	replicas := o.StreamReplicas
+	if replicas <= 0 {
+		replicas = clusterReplicas(nc)
+	}
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, latest: map[string]uint64{}, replicas: replicas}, nil
+}
+
+// Connection liveness: a server that answers no PING for
+// pingInterval*maxPingsOut (a frozen or partitioned node, which closes no
+// socket) is left for another node of the cluster within about 10 s,
+// instead of the client's default of 4 minutes.
+const (
+	pingInterval = 3 * time.Second
+	maxPingsOut  = 3
+)
+
+// connectOptions is every option of a Flotilla connection to NATS, in one
+// place: identity, timeouts, reconnection to any node, liveness and the
+// logging of disconnections.
+func connectOptions(o Options) []nats.Option {
+	log := o.Log
+	return []nats.Option{
+		nats.Name(o.Name),
+		nats.Timeout(o.ConnectTimeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500 * time.Millisecond),
+		nats.PingInterval(pingInterval),
+		nats.MaxPingsOutstanding(maxPingsOut),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("nats disconnected", zap.Error(err))
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", zap.String("url", c.ConnectedUrl())) }),
+	}
 }
 
 // Close drains and closes the connection.
@@ -115,9 +144,13 @@ func (b *Bus) Connected() bool { return b != nil && b.nc != nil && b.nc.IsConnec
 // JetStream exposes the JetStream handle to tests and tools in this package's family.
 func (b *Bus) JetStream() jetstream.JetStream { return b.js }
 
+// StreamReplicas is how many copies of each stream EnsureStreams asks for.
+func (b *Bus) StreamReplicas() int { return b.replicas }
+
 // EnsureStreams creates or updates every stream of the catalogue
 // (idempotent): a stream that exists takes the catalogue's limits in place,
-// keeping its messages.
+// keeping its messages. A stream gets StreamReplicas copies, or keeps the
+// more it has: an existing stream is scaled up in place, never down.
 func (b *Bus) EnsureStreams(ctx context.Context) error {
 	for _, s := range b.streams {
 		cfg := jetstream.StreamConfig{
@@ -131,7 +164,8 @@ func (b *Bus) EnsureStreams(ctx context.Context) error {
 			Duplicates:        5 * time.Minute,
 			Discard:           discardPolicy(s),
 		}
-		if _, err := b.js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		cfg.Replicas = b.replicasOf(ctx, s.Name)
+		if err := b.ensureStream(ctx, cfg); err != nil {
 			return fmt.Errorf("stream %s: %w", s.Name, err)
 		}
 	}
@@ -145,6 +179,15 @@ func discardPolicy(s events.StreamSpec) jetstream.DiscardPolicy {
 		return jetstream.DiscardOld
 	}
 	return jetstream.DiscardNew
+}
+
+// replicasOf is the replica count stream name should have: StreamReplicas,
+// or more if it already has more.
+func (b *Bus) replicasOf(ctx context.Context, name string) int {
+	if st, err := b.js.Stream(ctx, name); err == nil {
+		return max(b.replicas, st.CachedInfo().Config.Replicas)
+	}
+	return b.replicas
 }
 
 // Publish stores e on the NATS subject subj and waits for JetStream's ack.
@@ -181,7 +224,7 @@ func (b *Bus) PublishAck(ctx context.Context, subj string, e events.Event) (Ack,
 	prev, hadPrev := b.latest[subj]
 	b.latest[subj] = seq
 	b.pubMu.Unlock()
-	ack, err := b.js.PublishMsg(ctx, msg)
+	ack, err := b.publishMsg(ctx, msg)
 	b.pubMu.Lock()
 	if b.latest[subj] == seq {
 		if err != nil && hadPrev {
@@ -209,7 +252,7 @@ func (b *Bus) PublishAsync(subj string, e events.Event) error {
 	if err != nil {
 		return err
 	}
-	if _, err := b.js.PublishMsgAsync(msg, jetstream.WithStallWait(asyncStallWait)); err != nil {
+	if _, err := b.js.PublishMsgAsync(msg, append(electionRetry, jetstream.WithStallWait(asyncStallWait))...); err != nil {
 		return fmt.Errorf("publish %s on %s: %w", e.Type(), subj, err)
 	}
 	b.metrics.published(e.Type(), "ok")
@@ -235,7 +278,7 @@ func (b *Bus) PublishRaw(ctx context.Context, subj string, headers map[string]st
 		msg.Header.Set(k, v)
 	}
 	msg.Data = data
-	_, err := b.js.PublishMsg(ctx, msg)
+	_, err := b.publishMsg(ctx, msg)
 	return err
 }
 

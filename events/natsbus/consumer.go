@@ -77,8 +77,11 @@ const (
 
 // Consumer is a bound durable consumer.
 type Consumer struct {
-	bus     *Bus
-	spec    ConsumerSpec
+	bus  *Bus
+	spec ConsumerSpec
+	// c is the bound consumer; Run binds it again when its subscription
+	// ends under it (mu: Ready reads it meanwhile).
+	mu      sync.Mutex
 	c       jetstream.Consumer
 	running atomic.Bool
 	// progress is when Run last settled a message, or took one while it
@@ -114,7 +117,7 @@ func (c *Consumer) Ready() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	info, err := c.c.Info(ctx)
+	info, err := c.bound().Info(ctx)
 	if err != nil {
 		return fmt.Errorf("consumer %s: %w", c.spec.Name, err)
 	}
@@ -148,24 +151,31 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 		AckWait:        spec.AckWait,
 		MaxAckPending:  1000,
 	}
-	c, err := b.js.Consumer(ctx, spec.Stream, spec.Name)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) {
-		c, err = b.js.CreateConsumer(ctx, spec.Stream, cfg)
-		if errors.Is(err, jetstream.ErrConsumerExists) {
-			c, err = b.js.Consumer(ctx, spec.Stream, spec.Name)
+	// Asked again while the cluster cannot answer (its leaders being
+	// elected after a restart): untilAnswered.
+	var c jetstream.Consumer
+	err := b.untilAnswered(ctx, "bind "+spec.Name, transient, func() (err error) {
+		c, err = b.js.Consumer(ctx, spec.Stream, spec.Name)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			c, err = b.js.CreateConsumer(ctx, spec.Stream, cfg)
+			if errors.Is(err, jetstream.ErrConsumerExists) {
+				c, err = b.js.Consumer(ctx, spec.Stream, spec.Name)
+			}
 		}
-	}
-	if err == nil && c.CachedInfo().Config.AckWait != spec.AckWait {
-		update := c.CachedInfo().Config
-		update.AckWait = spec.AckWait
-		c, err = b.js.UpdateConsumer(ctx, spec.Stream, update)
-	}
+		if err == nil && c.CachedInfo().Config.AckWait != spec.AckWait {
+			update := c.CachedInfo().Config
+			update.AckWait = spec.AckWait
+			c, err = b.js.UpdateConsumer(ctx, spec.Stream, update)
+		}
+		return err
+	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, fmt.Errorf("consumer %s: %w", spec.Name, ErrStreamMissing)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("consumer %s on %s: %w", spec.Name, spec.Stream, err)
 	}
+	waitLeader(ctx, c)
 	return &Consumer{bus: b, spec: spec, c: c}, nil
 }
 
@@ -200,11 +210,11 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 // daemon that has rebuilt its state from the streams. A redelivery of a
 // message this process still holds is not handed to h again.
 func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
-	it, err := c.c.Messages(jetstream.PullMaxMessages(c.spec.Prefetch))
+	it, err := c.bound().Messages(pullOptions(c.spec.Prefetch)...)
 	if err != nil {
 		return fmt.Errorf("consume %s: %w", c.spec.Name, err)
 	}
-	go func() { <-ctx.Done(); it.Stop() }()
+	defer func() { it.Stop() }()
 	p := newPipeline(c)
 	defer p.close()
 	l := newLanes(c.spec.Concurrency)
@@ -216,12 +226,17 @@ func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
 	c.running.Store(true)
 	defer c.running.Store(false)
 	for {
-		m, err := it.Next()
+		m, err := it.Next(jetstream.NextContext(ctx))
 		if err != nil {
-			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return nil
+			if ctx.Err() != nil || c.bus.nc.IsClosed() || c.bus.nc.IsDraining() {
+				return nil // stopped, or the bus closed under it
 			}
 			c.bus.log.Warn("consumer fetch", zap.String("consumer", c.spec.Name), zap.Error(err))
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				if it = c.resubscribe(ctx); it == nil {
+					return nil
+				}
+			}
 			continue
 		}
 		d := p.receive(m)
@@ -231,6 +246,44 @@ func (c *Consumer) Run(ctx context.Context, h events.Handler) error {
 		if !l.run(ctx, m.Subject(), func() { c.handle(ctx, d, h, p) }) {
 			p.release(d)
 		}
+	}
+}
+
+func (c *Consumer) bound() jetstream.Consumer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c
+}
+
+// resubscribe binds the consumer again and pulls from it, retrying every
+// few seconds until it can or ctx is done (nil). The server ends a pull
+// subscription whose consumer it lost (deleted, or a node gone with its
+// only copy); the messages this process holds stay held and are settled
+// through the new subscription's consumer, as acks go by reply subject.
+func (c *Consumer) resubscribe(ctx context.Context) jetstream.MessagesContext {
+	wait := 500 * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+		b, err := c.bus.Bind(ctx, c.spec)
+		if err != nil {
+			c.bus.log.Warn("consumer rebind", zap.String("consumer", c.spec.Name), zap.Error(err))
+			continue
+		}
+		it, err := b.c.Messages(pullOptions(c.spec.Prefetch)...)
+		if err != nil {
+			c.bus.log.Warn("consumer resubscribe", zap.String("consumer", c.spec.Name), zap.Error(err))
+			continue
+		}
+		c.mu.Lock()
+		c.c = b.c
+		c.mu.Unlock()
+		c.bus.log.Info("consumer resubscribed", zap.String("consumer", c.spec.Name))
+		return it
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -52,7 +53,9 @@ func (b *Bus) Replay(ctx context.Context, stream string, o ReplayOptions) ([]Mes
 	return b.readAll(ctx, stream, cfg)
 }
 
-// readAll reads everything an ephemeral consumer with cfg has pending.
+// readAll reads everything an ephemeral consumer with cfg has pending. It
+// reads again from the start while the cluster cannot answer
+// (untilAnswered).
 func (b *Bus) readAll(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) ([]Message, error) {
 	cfg.AckPolicy = jetstream.AckNonePolicy
 	cfg.InactiveThreshold = 30 * time.Second
@@ -60,7 +63,19 @@ func (b *Bus) readAll(ctx context.Context, stream string, cfg jetstream.Consumer
 	if len(cfg.FilterSubjects) == 1 {
 		cfg.FilterSubject, cfg.FilterSubjects = cfg.FilterSubjects[0], nil
 	}
-	c, err := b.js.CreateConsumer(ctx, stream, cfg)
+	var out []Message
+	err := b.untilAnswered(ctx, "read "+stream, transient, func() error {
+		var err error
+		out, err = b.readOnce(ctx, stream, cfg)
+		return err
+	})
+	return out, err
+}
+
+func (b *Bus) readOnce(ctx context.Context, stream string, cfg jetstream.ConsumerConfig) ([]Message, error) {
+	cctx, cancel := context.WithTimeout(ctx, attempt)
+	c, err := b.js.CreateConsumer(cctx, stream, cfg)
+	cancel()
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, ErrStreamMissing
 	}
@@ -86,6 +101,15 @@ func (b *Bus) readAll(ctx context.Context, stream string, cfg jetstream.Consumer
 			return out, fmt.Errorf("read %s: %w", stream, batch.Error())
 		}
 		if n == 0 {
+			// Nothing came in FetchMaxWait: done if the server has nothing
+			// left for us, else the consumer lost its leader mid-read.
+			info, err := c.Info(ctx)
+			if err != nil {
+				return out, fmt.Errorf("read %s: %w", stream, err)
+			}
+			if info.NumPending > 0 {
+				return out, fmt.Errorf("read %s: %d of %d messages read, %d left: %w", stream, len(out), pending, info.NumPending, nats.ErrTimeout)
+			}
 			break
 		}
 		if err := ctx.Err(); err != nil {
@@ -145,11 +169,26 @@ type Subscription struct {
 // publishes and waits for the answer subscribes first, so the answer cannot
 // slip by. The subscription ends when ctx is done.
 func (b *Bus) Subscribe(ctx context.Context, stream string, filters []string, fromLatest bool) (*Subscription, error) {
-	policy := jetstream.DeliverNewPolicy
-	if !fromLatest {
-		policy = jetstream.DeliverAllPolicy
-	}
-	c, err := b.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: policy})
+	var c jetstream.Consumer
+	err := b.untilAnswered(ctx, "watch "+stream, transient, func() error {
+		actx, cancel := context.WithTimeout(ctx, attempt)
+		defer cancel()
+		cfg := jetstream.OrderedConsumerConfig{FilterSubjects: filters, DeliverPolicy: jetstream.DeliverAllPolicy}
+		if fromLatest {
+			// From the sequence after the last stored, not DeliverNew: an
+			// ordered consumer that is recreated before its first message
+			// (its node gone, a missed heartbeat) starts again from here,
+			// where with DeliverNew it would skip what came meanwhile.
+			st, err := b.js.Stream(actx, stream)
+			if err != nil {
+				return err
+			}
+			cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, st.CachedInfo().State.LastSeq+1
+		}
+		var err error
+		c, err = b.js.OrderedConsumer(actx, stream, cfg)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, ErrStreamMissing
 	}
@@ -159,7 +198,7 @@ func (b *Bus) Subscribe(ctx context.Context, stream string, filters []string, fr
 	// Messages creates the consumer on the server (a request it answers),
 	// then subscribes and sends the first pull; the flush returns once the
 	// server has seen both.
-	it, err := c.Messages()
+	it, err := c.Messages(pullOptions(0)...)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", stream, err)
 	}

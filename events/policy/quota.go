@@ -62,9 +62,11 @@ type Component struct {
 }
 
 // ComponentRequirements are one replica's requirements; only the requests
-// count for quota.
+// count for quota and capacity.
 type ComponentRequirements struct {
-	ResourceRequest corev1.ResourceList `json:"resourceRequest,omitempty"`
+	NodeClaim         *NodeClaim          `json:"nodeClaim,omitempty"`
+	ResourceRequest   corev1.ResourceList `json:"resourceRequest,omitempty"`
+	PriorityClassName string              `json:"priorityClassName,omitempty"`
 }
 
 // Usage is what one placed workload counts against the quotas of its

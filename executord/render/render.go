@@ -14,6 +14,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/events/policy/interpreter"
 )
 
 // Keys Render writes on every manifest.
@@ -177,6 +178,17 @@ func Render(template map[string]any, cluster Cluster, overrides []policy.Overrid
 	}
 	labels[LabelManaged] = "true"
 	return obj, applied, nil
+}
+
+// Revise runs the kind's replicaRevision script (interp; nil or no script:
+// template unchanged) with one cluster's replica count, as Karmada does
+// before the overrides (reference features §7.2.3). executord and
+// `flotilla simulate` revise the same way; a failure skips that cluster.
+func Revise(interp *policy.Interpretation, template map[string]any, replicas int32) (map[string]any, error) {
+	if interp == nil || interp.ReplicaRevision == "" {
+		return template, nil
+	}
+	return interpreter.Default().Revise(interp.ReplicaRevision, template, replicas)
 }
 
 // applyOverriders applies one overriders block in Karmada's fixed order:

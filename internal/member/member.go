@@ -37,7 +37,42 @@ func RESTConfig(reg events.ClusterRegistration, key *sealing.Key, qps float32, b
 	if err != nil {
 		return nil, err
 	}
+	if err := selfContained(raw); err != nil {
+		return nil, err
+	}
 	return FromKubeconfig(raw, qps, burst)
+}
+
+// selfContained refuses a kubeconfig that came over the bus and would make
+// the daemon run a command (an exec or auth-provider plugin) or read a file
+// on its own host (token-file, client-certificate, client-key,
+// certificate-authority) and send what it finds to the server the
+// kubeconfig names. Whoever can publish a Cluster and its Secret could
+// otherwise read the daemon host's files or run code on it. join embeds
+// every file, so a kubeconfig it sealed always passes.
+func selfContained(raw []byte) error {
+	cfg, err := clientcmd.Load(raw)
+	if err != nil {
+		return fmt.Errorf("kubeconfig: %w", err)
+	}
+	for name, a := range cfg.AuthInfos {
+		switch {
+		case a.Exec != nil:
+			return fmt.Errorf("kubeconfig: users[%s].user.exec: a kubeconfig from the bus may not run a command on the daemon's host (join with a token or client certificate)", name)
+		case a.AuthProvider != nil:
+			return fmt.Errorf("kubeconfig: users[%s].user.auth-provider: a kubeconfig from the bus may not use an auth provider plugin", name)
+		case a.TokenFile != "":
+			return fmt.Errorf("kubeconfig: users[%s].user.tokenFile: a kubeconfig from the bus may not read files on the daemon's host (embed the token)", name)
+		case a.ClientCertificate != "" || a.ClientKey != "":
+			return fmt.Errorf("kubeconfig: users[%s].user.client-certificate/client-key: a kubeconfig from the bus may not read files on the daemon's host (embed the data)", name)
+		}
+	}
+	for name, c := range cfg.Clusters {
+		if c.CertificateAuthority != "" {
+			return fmt.Errorf("kubeconfig: clusters[%s].cluster.certificate-authority: a kubeconfig from the bus may not read files on the daemon's host (embed the data)", name)
+		}
+	}
+	return nil
 }
 
 // FromKubeconfig builds a REST config from kubeconfig bytes.

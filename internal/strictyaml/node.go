@@ -37,6 +37,7 @@ type Node struct {
 	f     float64
 	b     bool
 	plain bool // an unquoted YAML scalar
+	block bool // a literal (|) or folded (>) YAML scalar
 
 	keys     []string
 	keyLines []int
@@ -49,6 +50,10 @@ func (v *Node) Kind() Kind { return v.kind }
 
 // Line is the 1-based line the node was read from; 0 when unknown.
 func (v *Node) Line() int { return v.line }
+
+// Block reports whether the node is a literal (|) or folded (>) scalar,
+// whose text starts on the line after Line.
+func (v *Node) Block() bool { return v != nil && v.block }
 
 // Str is a String node's value, or the text of any other scalar as it was
 // written.
@@ -318,7 +323,8 @@ func (b *treeBuilder) mapping(n *yaml.Node, line int) *Node {
 }
 
 func (b *treeBuilder) scalar(n *yaml.Node, line int) *Node {
-	v := &Node{kind: String, line: line, str: n.Value, plain: n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0}
+	v := &Node{kind: String, line: line, str: n.Value, plain: n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0,
+		block: n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0}
 	switch n.ShortTag() {
 	case "!!null":
 		v.kind = Null

@@ -151,6 +151,7 @@ const (
 	classCluster                      // cluster.karmada.io Cluster
 	classBinding                      // work.karmada.io (Cluster)ResourceBinding, leniently
 	classQuota                        // policy.karmada.io FederatedResourceQuota
+	classInterpreter                  // config.karmada.io ResourceInterpreterCustomization
 )
 
 type kindInfo struct {
@@ -202,6 +203,14 @@ func resolveKind(apiVersion, kind string) (info kindInfo, field, reason string) 
 			return kindInfo{}, "kind", unsupportedKind(kind, apiVersion, []string{policy.KindCluster})
 		}
 		return kindInfo{classCluster, reflect.TypeFor[policy.Cluster](), false}, "", ""
+	case groupConfig:
+		if apiVersion != policy.ConfigAPIVersion {
+			return kindInfo{}, "apiVersion", fmt.Sprintf("unsupported value %q: must be %s", apiVersion, policy.ConfigAPIVersion)
+		}
+		if kind != policy.KindResourceInterpreterCustomization {
+			return kindInfo{}, "kind", unsupportedKind(kind, apiVersion, []string{policy.KindResourceInterpreterCustomization})
+		}
+		return kindInfo{classInterpreter, reflect.TypeFor[policy.ResourceInterpreterCustomization](), false}, "", ""
 	case groupWork:
 		if apiVersion != workVersion {
 			return kindInfo{}, "apiVersion", fmt.Sprintf("unsupported value %q: must be %s", apiVersion, workVersion)
@@ -291,8 +300,13 @@ func ClusterScopedKind(kind string) bool {
 // UnknownKind reports whether apiVersion/kind names no kind Flotilla knows
 // (neither Karmada's nor a Kubernetes built-in: a custom resource, or a
 // typo such as app/v1), and, when kind is a built-in kind, the apiVersions
-// that serve it, as a suggestion.
+// that serve it, as a suggestion. A CustomResourceDefinition
+// (apiextensions.k8s.io/v1) is known: every API server serves it, though
+// k8s.io/api does not carry its type.
 func UnknownKind(apiVersion, kind string) (unknown bool, suggest []string) {
+	if apiVersion == "apiextensions.k8s.io/v1" && kind == "CustomResourceDefinition" {
+		return false, nil
+	}
 	info, field, _ := resolveKind(apiVersion, kind)
 	if field != "" || info.class != classUnknown {
 		return false, nil

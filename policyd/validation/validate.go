@@ -113,6 +113,8 @@ func validateTree(root *strictyaml.Node, docLine int) (Document, *report) {
 		checkBinding(obj, rep)
 	case classQuota:
 		checkQuota(obj, doc.Name, rep)
+	case classInterpreter:
+		checkInterpreter(root, obj, rep)
 	case classBuiltin:
 		checkBuiltin(obj, doc.APIVersion, doc.Kind, rep)
 	}

@@ -59,6 +59,9 @@ type DecideInput struct {
 //     why and keeps the previous clusters (none for a new template), as
 //     Karmada neither creates nor updates such a binding (reference
 //     features §2.2).
+//   - So is a binding whose interpreter script failed (InterpreterError):
+//     Karmada keeps the binding as it was and retries (reference features
+//     §7.6.3); nothing falls back to the built-in interpretation.
 //
 // Decide is pure: the same input gives the same decision. It is safe for
 // concurrent use as Schedule is.
@@ -82,6 +85,8 @@ func (s *Scheduler) Decide(in DecideInput) events.PlacementDecision {
 	}
 	var res Result
 	if e := in.Binding.PriorityError; e != "" {
+		res = Result{Error: e}
+	} else if e := in.Binding.InterpreterError; e != "" {
 		res = Result{Error: e}
 	} else {
 		res = s.Schedule(sin)
@@ -137,7 +142,7 @@ func FollowsClusterChanges(b *events.Binding, last *events.PlacementDecision, go
 	if last == nil || !last.Scheduled {
 		return true
 	}
-	if b.Replicas == 0 || b.Spec == nil || b.Spec.Placement.Strategy() == policy.StrategyDuplicated {
+	if (b.Replicas == 0 && len(b.Components) == 0) || b.Spec == nil || b.Spec.Placement.Strategy() == policy.StrategyDuplicated {
 		return true
 	}
 	return slices.ContainsFunc(last.Clusters, func(tc events.TargetCluster) bool { return gone(tc.Name) })

@@ -313,7 +313,17 @@ func orderMatters(req *framework.Request, strategy policy.StrategyKind) bool {
 	return strategy != policy.StrategyDynamicWeight || len(req.Affinities) > 1 || len(req.Placement.SpreadConstraints) > 0
 }
 
-func estimateCapacity(req *framework.Request, cands []candidate) {
+func estimateCapacity(req *framework.Request, multi bool, cands []candidate) {
+	if multi {
+		// Whole component sets (reference features §3.2.2); a set is
+		// never "previously placed" replicas.
+		e := newSetEstimator(req.Binding.Components)
+		for i := range cands {
+			cands[i].free = e.setsOf(cands[i].c)
+			cands[i].avail = cands[i].free
+		}
+		return
+	}
 	e := newEstimator(req.Binding, req.Workload)
 	for i := range cands {
 		cands[i].free = e.freeOf(cands[i].c)

@@ -166,7 +166,7 @@ func scenarios() []scenario {
 				manifestReplicas(t, d)
 			},
 		},
-	}, featureScenarios()...)
+	}, append(featureScenarios(), interpreterScenarios()...)...)
 }
 
 // TestScenarios runs each seed scenario through simulate (policyd's claim,

@@ -265,16 +265,27 @@ func (s *Scheduler) scheduleTerm(in *Input, pl *policy.Placement, term int, sc *
 		return res
 	}
 	cands := s.score(req, feasible, sc, &res)
+	multi := multiTemplate(req.Binding, pl)
+	if kept := keptWhole(in, req, strategy, cands); kept != nil {
+		res.Scheduled = true
+		res.Clusters, res.Division = wholeWorkload(req.Binding, multi, kept)
+		return res
+	}
 	if capacityMatters(req, strategy) {
-		estimateCapacity(req, cands)
+		estimateCapacity(req, multi, cands)
 		if orderMatters(req, strategy) {
 			cands = orderCandidates(cands, sc)
 		}
 	}
 
-	selected, err := selectClusters(req, strategy, cands, &res.Warnings)
+	selected, err := selectClusters(req, strategy, multi, cands, &res.Warnings)
 	if err != nil {
 		res.Error = err.Error()
+		return res
+	}
+	if len(req.Binding.Components) > 0 && len(selected) > 0 {
+		res.Scheduled = true
+		res.Clusters, res.Division = wholeWorkload(req.Binding, multi, selected)
 		return res
 	}
 	targets, division, err := assignReplicas(req, strategy, selected, in, &res.Warnings, sc)

@@ -21,7 +21,9 @@ const (
 
 // selectClusters chooses the clusters replicas are assigned to from the
 // ordered candidates, applying the spread constraints (reference §4.2-4.6).
-func selectClusters(req *framework.Request, strategy policy.StrategyKind, cands []candidate, warnings *[]string) ([]candidate, error) {
+// multi: multi-template scheduling applies, and the one cluster selected
+// must hold one whole component set (reference features §3.2.3).
+func selectClusters(req *framework.Request, strategy policy.StrategyKind, multi bool, cands []candidate, warnings *[]string) ([]candidate, error) {
 	pl := req.Placement
 	if len(pl.SpreadConstraints) == 0 {
 		return cands, nil
@@ -33,6 +35,9 @@ func selectClusters(req *framework.Request, strategy policy.StrategyKind, cands 
 	var need int64 // Duplicated: capacity is ignored
 	if strategy != policy.StrategyDuplicated {
 		need = int64(req.Binding.Replicas)
+		if multi {
+			need = 1
+		}
 	}
 	region, hasRegion := constraint(pl, spreadRegion)
 	cluster, hasCluster := constraint(pl, spreadCluster)

@@ -1,0 +1,278 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+// natsCluster is a three-node cluster started by deploy/nats/nats.sh (what
+// make nats-cluster runs) in the test's directory, on ports of its own.
+type natsCluster struct {
+	t   *testing.T
+	dir string
+	env []string
+}
+
+// startNATSCluster starts the cluster, stopped when the test ends (a node
+// still frozen is woken first), and returns it with its client URLs,
+// comma-separated.
+func (s *system) startNATSCluster() (*natsCluster, string) {
+	s.t.Helper()
+	dir := filepath.Join(s.dir, "nats-cluster")
+	c := &natsCluster{t: s.t, dir: dir, env: append(os.Environ(), "NATS_DIR="+dir, "FLOTILLA_BIN="+s.bin, fmt.Sprintf("NATS_PORT_BASE=%d", freePortBase(s.t)))}
+	s.t.Cleanup(func() {
+		for _, n := range []string{"n1", "n2", "n3"} {
+			c.signal(n, syscall.SIGCONT)
+		}
+		c.run("down")
+	})
+	c.run("up")
+	urls, err := os.ReadFile(filepath.Join(dir, "urls"))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return c, strings.TrimSpace(string(urls))
+}
+
+// signal sends sig to a running node (SIGSTOP freezes it: its sockets stay
+// open and nobody answers, unlike a kill; SIGCONT wakes it).
+func (c *natsCluster) signal(node string, sig syscall.Signal) {
+	b, err := os.ReadFile(filepath.Join(c.dir, node+".pid"))
+	if err != nil {
+		return // not running
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		c.t.Errorf("%s.pid: %v", node, err)
+		return
+	}
+	if err := syscall.Kill(pid, sig); err != nil {
+		c.t.Errorf("signal %s to %s (pid %d): %v", sig, node, pid, err)
+	}
+}
+
+func (c *natsCluster) run(args ...string) {
+	c.t.Helper()
+	cmd := exec.Command("bash", append([]string{"../nats/nats.sh"}, args...)...)
+	cmd.Env = c.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		c.t.Fatalf("nats.sh %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// freePortBase returns a base for nats.sh whose nine ports (base+1..3,
+// base+11..13, base+21..23) are free now: one of 23 slots in 14300-14989,
+// clear of make nats-cluster's 14221-14243, of NATS's 4222 and of the
+// sandbox's 30000 and up.
+func freePortBase(t *testing.T) int {
+	t.Helper()
+	for range 100 {
+		base := 14300 + 30*rand.IntN(23)
+		free := true
+		for _, off := range []int{1, 2, 3, 11, 12, 13, 21, 22, 23} {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+off))
+			if err != nil {
+				free = false
+				break
+			}
+			l.Close()
+		}
+		if free {
+			return base
+		}
+	}
+	t.Fatal("no free port base for the NATS cluster")
+	return 0
+}
+
+// leaderOf returns the node leading stream, or an error while it has none.
+func leaderOf(bus *natsbus.Bus, stream string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	st, err := bus.JetStream().Stream(ctx, stream)
+	if err != nil {
+		return "", err
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return "", errors.New("no leader")
+	}
+	return info.Cluster.Leader, nil
+}
+
+// deployments is a PropagationPolicy putting every Deployment of ns on the
+// three members and the Deployments name-from..name-(to-1).
+func deployments(ns string, from, to int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: ha, namespace: %s}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  placement:
+    clusterAffinity: {clusterNames: [cluster1, cluster2, cluster3]}
+    replicaScheduling: {replicaSchedulingType: Duplicated}
+`, ns)
+	for i := from; i < to; i++ {
+		fmt.Fprintf(&b, `---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d-%02d, namespace: %s}
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: d-%02d}}
+  template:
+    metadata: {labels: {app: d-%02d}}
+    spec: {containers: [{name: c, image: nginx:1.25.3}]}
+`, i, ns, i, i)
+	}
+	return b.String()
+}
+
+// removeNamespace deletes ns from every member and waits until it is gone,
+// its Deployments with it, so that a failed run leaves nothing behind for
+// the tests after it. For t.Cleanup: it reports a leak with Errorf.
+func (s *system) removeNamespace(ns string) {
+	s.deleteNamespace(ns)
+	deadline := time.Now().Add(90 * time.Second)
+	for _, m := range members {
+		cs := s.member(m)
+		for {
+			_, err := cs.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				s.t.Errorf("namespace %s still in %s after the test: %v", ns, m, err)
+				break
+			}
+			time.Sleep(500 * time.Millisecond)
+		}
+	}
+}
+
+// newLeader waits until stream has a leader other than old.
+func newLeader(t *testing.T, bus *natsbus.Bus, stream, old string) string {
+	t.Helper()
+	var l string
+	eventually(t, 60*time.Second, "a new "+stream+" leader", func() error {
+		var err error
+		if l, err = leaderOf(bus, stream); err == nil && l == old {
+			err = fmt.Errorf("still %s", l)
+		}
+		return err
+	})
+	return l
+}
+
+// TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing: the
+// daemons run on a three-node JetStream cluster with three replicas of
+// each stream. After a first apply, the node leading the placement stream
+// is SIGKILLed, a second apply goes through the two survivors, and the
+// node comes back. Then the node leading it now is frozen with SIGSTOP
+// for 30 s (its connections stay open and silent: clients must notice by
+// themselves), a third apply goes through the others, and a fourth
+// follows the SIGCONT. Every template is placed and applied on every
+// member, and nothing is dead-lettered.
+func TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing(t *testing.T) {
+	const batch, frozen = 10, 30 * time.Second
+	s := newSystem(t)
+	nats, urls := s.startNATSCluster()
+	s.natsURL = urls
+	ns := uniqueNS("natsha")
+	t.Cleanup(func() { s.halt(); s.removeNamespace(ns) }) // runs before the cluster stops
+	daemons := []string{"policyd", "schedulerd", "healthd", "executord"}
+	for _, d := range daemons {
+		s.start(d, "--stream-replicas", "3")
+	}
+	s.waitDaemonsReady(daemons...)
+	s.joinAll()
+	bus, err := natsbus.Connect(context.Background(), urls, natsbus.Options{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bus.Close)
+	apply := func(n int) {
+		t.Helper()
+		began := time.Now()
+		out, errs, code := s.cli("apply", "-f", s.write(fmt.Sprintf("ha-%d.yaml", n), deployments(ns, 0, n*batch)))
+		if code != 0 {
+			t.Fatalf("apply %d: exit %d\nstdout: %s\nstderr: %s", n, code, out, errs)
+		}
+		t.Logf("apply %d confirmed in %s%s", n, time.Since(began).Round(10*time.Millisecond), errs)
+	}
+
+	apply(1)
+	leader, err := leaderOf(bus, events.StreamPlacement)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nats.run("stop", leader)
+	killed := time.Now()
+	l := newLeader(t, bus, events.StreamPlacement, leader)
+	t.Logf("placement leader %s killed; %s elected in %s", leader, l, time.Since(killed).Round(10*time.Millisecond))
+	apply(2)
+	nats.run("start", leader)
+
+	leader = l
+	nats.signal(leader, syscall.SIGSTOP)
+	froze := time.Now()
+	l = newLeader(t, bus, events.StreamPlacement, leader)
+	t.Logf("placement leader %s frozen; %s elected in %s", leader, l, time.Since(froze).Round(10*time.Millisecond))
+	apply(3)
+	time.Sleep(time.Until(froze.Add(frozen)))
+	nats.signal(leader, syscall.SIGCONT)
+	apply(4)
+
+	eventually(t, 60*time.Second, fmt.Sprintf("all %d templates placed on the three members", 4*batch), func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ps, err := bus.LatestPerSubject(ctx, events.StreamPlacement, "flotilla.placement."+ns+".>")
+		if err != nil {
+			return err
+		}
+		done := 0
+		for _, m := range ps {
+			var p events.PlacementDecision
+			if m.Err == nil && events.Decode(m.Event, &p) == nil && p.Scheduled && len(p.Clusters) == len(members) {
+				done++
+			}
+		}
+		if done != 4*batch {
+			return fmt.Errorf("%d placed", done)
+		}
+		return nil
+	})
+	s.waitDeployments(ns, 4*batch, 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dead, err := bus.Replay(ctx, events.StreamDeadLetter, natsbus.ReplayOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range dead {
+		t.Errorf("dead letter on %s: %s", m.Subject, m.Data)
+	}
+	s.mustCLI("delete", "-f", filepath.Join(s.dir, "ha-4.yaml"))
+	s.waitDeployments(ns, 0, 90*time.Second)
+}

@@ -1,0 +1,279 @@
+package natsbus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// ClusterNode is one nats-server of a JetStream cluster run as its own
+// process (`flotilla nats-node`, started by deploy/nats/nats.sh).
+type ClusterNode struct {
+	Name    string // server_name, unique in the cluster
+	Cluster string // cluster name, the same on every node
+	Host    string // listen address of clients and routes
+	Port    int    // client port
+	// RoutePort is where the other nodes connect; Routes are their route
+	// URLs (nats-route://host:port), this node's own may be among them.
+	RoutePort int
+	Routes    []string
+	// MonitorPort serves /varz, /jsz (0: off).
+	MonitorPort int
+	DataDir     string
+	// SyncAlways makes JetStream fsync every write before acknowledging it
+	// (sync_interval: always), so that an acknowledged message survives a
+	// power loss on a majority of the nodes (DESIGN.md §7).
+	SyncAlways bool
+}
+
+// RunNode runs the node until ctx is done, then shuts it down.
+func RunNode(ctx context.Context, n ClusterNode) error {
+	var routes []*url.URL
+	for _, r := range n.Routes {
+		u, err := url.Parse(r)
+		if err != nil {
+			return fmt.Errorf("route %q: %w", r, err)
+		}
+		routes = append(routes, u)
+	}
+	opts := &server.Options{
+		ServerName: n.Name,
+		Host:       n.Host,
+		Port:       n.Port,
+		HTTPHost:   n.Host,
+		HTTPPort:   n.MonitorPort,
+		JetStream:  true,
+		StoreDir:   n.DataDir,
+		SyncAlways: n.SyncAlways,
+		NoSigs:     true,
+		MaxPayload: events.MaxPayload,
+		Cluster:    server.ClusterOpts{Name: n.Cluster, Host: n.Host, Port: n.RoutePort},
+		Routes:     routes,
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return fmt.Errorf("nats-server %s: %w", n.Name, err)
+	}
+	srv.ConfigureLogger()
+	go srv.Start()
+	if !srv.ReadyForConnections(10 * time.Second) {
+		srv.Shutdown()
+		return fmt.Errorf("nats-server %s did not become ready on %s:%d (port in use?)", n.Name, n.Host, n.Port)
+	}
+	<-ctx.Done()
+	srv.Shutdown()
+	srv.WaitForShutdown()
+	return nil
+}
+
+// WaitMetaLeader returns once the JetStream at urls (comma-separated)
+// answers an account info request, which a cluster does only once it has
+// a meta leader, or with ctx's error.
+func WaitMetaLeader(ctx context.Context, urls string) error {
+	var last error
+	for {
+		if last = metaReady(ctx, urls); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("no JetStream meta leader at %s: %w", urls, last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func metaReady(ctx context.Context, urls string) error {
+	nc, err := nats.Connect(urls, nats.Timeout(time.Second), nats.MaxReconnects(0))
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = js.AccountInfo(actx)
+	return err
+}
+
+// clusterReplicas is the stream replica count for the servers nc knows:
+// 3 when the cluster has three or more nodes, else 1. The nodes are those
+// of the server's INFO (its cluster's client URLs) and the URLs given.
+func clusterReplicas(nc *nats.Conn) int {
+	if nc.ConnectedClusterName() == "" {
+		return 1
+	}
+	nodes := map[string]bool{}
+	for _, s := range nc.Servers() {
+		if u, err := url.Parse(s); err == nil {
+			nodes[u.Host] = true
+		}
+	}
+	if len(nodes) >= 3 {
+		return 3
+	}
+	return 1
+}
+
+// electionRetry makes an asynchronous publish that finds no stream to
+// answer (its leader is being elected, a node having gone or come back) try
+// again for up to 10 s instead of the client's 0.5 s; the event id makes a
+// retry stored once.
+var electionRetry = []jetstream.PublishOpt{jetstream.WithRetryAttempts(40), jetstream.WithRetryWait(250 * time.Millisecond)}
+
+// Requests while the cluster changes (untilAnswered): one attempt waits
+// up to attempt for its answer; attempts go on for patience, or until the
+// caller's deadline if it has one.
+const (
+	attempt    = 5 * time.Second
+	patience   = 30 * time.Second
+	retryPause = 250 * time.Millisecond
+)
+
+// untilAnswered calls try until it succeeds, fails with an error retry
+// does not accept, or patience runs out, and returns try's last error. A
+// leader being elected, a node gone or frozen with the request (the client
+// leaves it within about 10 s, see connectOptions), a node that does not
+// know a new consumer's subjects yet: each is answered by trying again, on
+// whichever node the connection is on by then.
+func (b *Bus) untilAnswered(ctx context.Context, what string, retry func(error) bool, try func() error) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(patience)
+	}
+	for {
+		err := try()
+		if err == nil || !retry(err) || ctx.Err() != nil || time.Now().Add(retryPause).After(deadline) {
+			return err
+		}
+		b.log.Warn(what+" not answered, trying again", zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(retryPause):
+		}
+	}
+}
+
+// publishAttempt bounds one attempt of a synchronous publish; it outlasts
+// electionRetry, which covers a stream without a leader.
+const publishAttempt = 12 * time.Second
+
+// publishMsg stores msg and returns JetStream's ack, trying again while
+// the cluster cannot answer (untilAnswered). No responders after
+// electionRetry means no stream takes the subject, and is returned. A
+// retry is the same message with the same Nats-Msg-Id, so a first attempt
+// that was stored after all makes the retry a duplicate, not a second copy.
+func (b *Bus) publishMsg(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+	var ack *jetstream.PubAck
+	retry := func(err error) bool {
+		return transient(err) && !errors.Is(err, jetstream.ErrNoStreamResponse) && !errors.Is(err, nats.ErrNoResponders)
+	}
+	err := b.untilAnswered(ctx, "publish on "+msg.Subject, retry, func() error {
+		actx, cancel := context.WithTimeout(ctx, publishAttempt)
+		defer cancel()
+		var err error
+		ack, err = b.js.PublishMsg(actx, msg, electionRetry...)
+		return err
+	})
+	return ack, err
+}
+
+// ensureStream creates or updates a stream, trying again for up to a
+// minute while the cluster cannot answer yet: a request times out or finds
+// no responder while a leader is being elected. It asks for the creation
+// first, which the server answers at once for a stream that exists with
+// this config: several daemons starting together each proposing the same
+// update to a replicated stream made all but one wait out the request
+// timeout (5 s per stream).
+func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := b.js.CreateStream(ctx, cfg)
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			_, err = b.js.UpdateStream(ctx, cfg)
+		}
+		if err == nil || !stillForming(err) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		b.log.Warn("stream not ready yet, trying again", zap.String("stream", cfg.Name), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// transient reports whether a JetStream request may succeed if tried again
+// as it is: no answer in time, nobody to answer, or the cluster saying it
+// cannot answer now (no meta or stream leader, a node that is not caught
+// up). A refusal of the request itself (a full stream: "maximum bytes
+// exceeded" is a 503 too) is not.
+func transient(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		switch api.ErrorCode {
+		case jetstream.ErrorCode(10008), // JetStream system temporarily unavailable
+			jetstream.ErrorCode(10009), // cluster can not handle request (not leader)
+			jetstream.ErrorCode(10007), // cluster not assigned to this server
+			jetstream.ErrorCode(10004): // incomplete results
+			return true
+		}
+		return false
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse)
+}
+
+// stillForming reports whether a stream create or update may succeed if
+// tried again: besides transient errors, any server-side 500 or 503,
+// which is what a cluster electing its leaders answers these with.
+func stillForming(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) && (api.Code == 503 || api.Code == 500) {
+		return true
+	}
+	return transient(err)
+}
+
+// waitLeader waits, up to 10 s, until a replicated consumer has a leader:
+// pull requests sent before are not answered, and the first messages
+// would wait for the pull subscription's heartbeat to notice (30 s).
+func waitLeader(ctx context.Context, c jetstream.Consumer) {
+	deadline := time.Now().Add(10 * time.Second)
+	for info := c.CachedInfo(); info.Cluster != nil && info.Cluster.Leader == "" && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		if fresh, err := c.Info(ctx); err == nil {
+			info = fresh
+		}
+	}
+}
+
+// pullOptions are how consumers pull: a pull request lasts 10 s and the
+// server heartbeats every 2 s while it waits, so a pull whose consumer
+// leader went away (a node killed or frozen, a leader elected elsewhere)
+// is noticed and sent again to the new leader within about 4 s instead of
+// the client's default 30 s (10 s for an ordered consumer).
+func pullOptions(prefetch int) []jetstream.PullMessagesOpt {
+	opts := []jetstream.PullMessagesOpt{jetstream.PullExpiry(10 * time.Second), jetstream.PullHeartbeat(2 * time.Second)}
+	if prefetch > 0 {
+		opts = append(opts, jetstream.PullMaxMessages(prefetch))
+	}
+	return opts
+}
