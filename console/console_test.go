@@ -88,10 +88,7 @@ func TestPagesShowTheRecordedFleet(t *testing.T) {
 }
 
 func TestAFailoverShowsOnEveryPage(t *testing.T) {
-	r := newRecorder(t)
-	seed000(r)
-	webPlaced(r)
-	cluster1Lost(r)
+	r := failedOver(t)
 	_, ts, _ := serve(t, r)
 
 	overview := get(t, ts.URL+"/")
@@ -127,10 +124,7 @@ func TestAFailoverShowsOnEveryPage(t *testing.T) {
 }
 
 func TestTheMatrixFiltersAndPages(t *testing.T) {
-	r := newRecorder(t)
-	seed000(r)
-	webPlaced(r)
-	cluster1Lost(r)
+	r := failedOver(t)
 	s, ts, _ := serve(t, r)
 	s.PageSize = 1
 	for _, c := range []struct {
@@ -159,10 +153,7 @@ func TestTheMatrixFiltersAndPages(t *testing.T) {
 }
 
 func TestTheEventsPageListsAndFilters(t *testing.T) {
-	r := newRecorder(t)
-	seed000(r)
-	webPlaced(r)
-	cluster1Lost(r)
+	r := failedOver(t)
 	_, ts, _ := serve(t, r)
 	page := get(t, ts.URL+"/events?type=failover")
 	if n := strings.Count(page, "<td>"+string(events.TypeFailoverEvicted)+"</td>"); n != 1 {

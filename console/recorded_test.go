@@ -223,3 +223,13 @@ func cluster1Lost(r *recorder) {
 	work(r, web, "cluster2", events.WorkRunning, 3)
 	work(r, web, "cluster3", events.WorkRunning, 3)
 }
+
+// failedOver records seed 000, web placed 2/2/2, and cluster1 lost with web
+// moved to 3/3.
+func failedOver(t *testing.T) *recorder {
+	r := newRecorder(t)
+	seed000(r)
+	webPlaced(r)
+	cluster1Lost(r)
+	return r
+}

@@ -8,10 +8,7 @@ import (
 )
 
 func TestTheTimelineListsEachStepOnce(t *testing.T) {
-	r := newRecorder(t)
-	seed000(r)
-	webPlaced(r)
-	cluster1Lost(r)
+	r := failedOver(t)
 	history, err := (&recordedSource{r: r}).History(context.Background(), web)
 	if err != nil {
 		t.Fatal(err)

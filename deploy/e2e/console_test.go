@@ -19,19 +19,7 @@ import (
 func (s *system) startConsole() string {
 	s.t.Helper()
 	addr := freeAddr(s.t)
-	log, err := os.Create(filepath.Join(s.dir, "console.log"))
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	cmd := exec.Command(s.bin, "console", "--nats-url", s.natsURL, "--listen", addr, "--log-format", "console")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); log.Close() }()
-	s.mu.Lock()
-	s.procs["console"] = cmd
-	s.mu.Unlock()
+	s.process("console", "console", "--nats-url", s.natsURL, "--listen", addr, "--log-format", "console")
 	url := "http://" + addr
 	eventually(s.t, 20*time.Second, "the console to answer", func() error {
 		resp, err := http.Get(url + "/")

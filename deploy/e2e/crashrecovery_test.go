@@ -26,20 +26,8 @@ func (s *system) startUp(dataDir, listen string, lifetime int) {
 	if config := filepath.Join(s.dir, "config"); os.Getenv("XDG_CONFIG_HOME") != config {
 		s.t.Setenv("XDG_CONFIG_HOME", config)
 	}
-	log, err := os.OpenFile(filepath.Join(s.dir, "up.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	cmd := exec.Command(s.bin, "up", "--data-dir", dataDir, "--listen", listen, "--metrics-addr", "127.0.0.1:0",
+	s.process("up", "up", "--data-dir", dataDir, "--listen", listen, "--metrics-addr", "127.0.0.1:0",
 		"--log-format", "console", "--probe-interval", "1s", "--resync-interval", "2s")
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); log.Close() }()
-	s.mu.Lock()
-	s.procs["up"] = cmd
-	s.mu.Unlock()
 	for _, d := range []string{"policyd", "schedulerd", "healthd", "executord"} {
 		eventually(s.t, 60*time.Second, fmt.Sprintf("%s ready (lifetime %d of flotilla up)", d, lifetime), func() error {
 			b, _ := os.ReadFile(filepath.Join(s.dir, "up.log"))
@@ -49,6 +37,25 @@ func (s *system) startUp(dataDir, listen string, lifetime int) {
 			return nil
 		})
 	}
+}
+
+// process runs `flotilla ARGS...` as the system's process name, its
+// output appended to dir/<name>.log; stopAll stops it.
+func (s *system) process(name string, args ...string) {
+	s.t.Helper()
+	log, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	cmd := exec.Command(s.bin, args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	go func() { _ = cmd.Wait(); log.Close() }()
+	s.mu.Lock()
+	s.procs[name] = cmd
+	s.mu.Unlock()
 }
 
 // freeAddr returns a 127.0.0.1 address with a port free right now.
