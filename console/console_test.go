@@ -162,6 +162,11 @@ func TestTheEventsPageListsAndFilters(t *testing.T) {
 	if strings.Contains(page, string(events.TypeWorkStatusChanged)) {
 		t.Errorf("the failover filter shows work events")
 	}
+	for _, attr := range []string{"<dt>specversion</dt><dd>1.0</dd>", "<dt>subject</dt><dd>" + events.FailoverSubject(web) + "</dd>"} {
+		if !strings.Contains(page, attr) {
+			t.Errorf("the event lacks its CloudEvent attribute %s", attr)
+		}
+	}
 }
 
 func TestADeadLetterIsAWarningOnTheOverview(t *testing.T) {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -180,9 +182,13 @@ func (s *Server) cluster(w http.ResponseWriter, r *http.Request) {
 
 // eventRow is one event of the events page.
 type eventRow struct {
-	Time, Stream, Subject, Type, ID, Source, Summary, Data string
-	Sequence                                               uint64
+	Time, Stream, Subject, Type, ID, Source, Data string
+	Sequence                                      uint64
+	// Attributes: the CloudEvent's context attributes and extensions.
+	Attributes []attribute
 }
+
+type attribute struct{ Name, Value string }
 
 func newEventRow(e Event) eventRow {
 	row := eventRow{Time: e.Time.UTC().Format("15:04:05.000"), Stream: e.Stream, Subject: e.Subject, Sequence: e.Sequence}
@@ -191,6 +197,11 @@ func newEventRow(e Event) eventRow {
 		return row
 	}
 	row.Type, row.ID, row.Source = e.Event.Type(), e.Event.ID(), e.Event.Source()
+	row.Attributes = []attribute{{"specversion", e.Event.SpecVersion()}, {"id", row.ID}, {"source", row.Source}, {"type", row.Type},
+		{"subject", e.Event.Subject()}, {"time", e.Event.Time().UTC().Format(time.RFC3339Nano)}, {"datacontenttype", e.Event.DataContentType()}}
+	for _, name := range slices.Sorted(maps.Keys(e.Event.Extensions())) {
+		row.Attributes = append(row.Attributes, attribute{name, fmt.Sprint(e.Event.Extensions()[name])})
+	}
 	var data any
 	if json.Unmarshal(e.Event.Data(), &data) == nil {
 		if b, err := json.MarshalIndent(data, "", "  "); err == nil {

@@ -64,9 +64,9 @@
       var td = document.createElement("td"), det = document.createElement("details"), sum = document.createElement("summary");
       sum.textContent = "id " + e.ID; det.appendChild(sum);
       var dl = document.createElement("dl"); dl.className = "attrs";
-      [["source", e.Source], ["type", e.Type], ["subject", e.Subject]].forEach(function (kv) {
+      (e.Attributes || []).forEach(function (a) {
         var dt = document.createElement("dt"), dd = document.createElement("dd");
-        dt.textContent = kv[0]; dd.textContent = kv[1]; dl.appendChild(dt); dl.appendChild(dd);
+        dt.textContent = a.Name; dd.textContent = a.Value; dl.appendChild(dt); dl.appendChild(dd);
       });
       det.appendChild(dl);
       var pre = document.createElement("pre"); pre.textContent = e.Data; det.appendChild(pre);
