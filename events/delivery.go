@@ -11,6 +11,9 @@ import "context"
 // its handler has already handled (DESIGN.md §4, stale redeliveries).
 type Delivery struct {
 	Stream string
+	// Subject is the subject the event was published on, the one the
+	// publisher's permissions were checked against.
+	Subject string
 	// Sequence is the event's position in Stream: stream order is the
 	// order it was published in.
 	Sequence uint64

@@ -90,3 +90,57 @@ func TestANegativeMaxReplicasIsAConfigError(t *testing.T) {
 		t.Fatalf("Validate() = %v, want an error naming maxReplicas", err)
 	}
 }
+
+// An object sent on another object's input subject is dead-lettered with
+// the reason and never accepted: a publisher credential narrowed to one
+// namespace is checked by NATS against the subject only, so the subject
+// must name the object it carries.
+func TestAnObjectOnAnotherObjectsSubjectIsDeadLetteredNotAccepted(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	d, err := New(Config{Instance: "0"}, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// my-app is in namespace default; team-a's subject carries it.
+	teamA := events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "team-a", Name: "my-app"}
+	if err := bus.Publish(ctx, events.InputSubject(teamA), applied(t, deployment)); err != nil {
+		t.Fatal(err)
+	}
+	// A policy on its own subject afterwards: handled, so the one before was too.
+	policy := applied(t, policyDoc("match-all", "", 0))
+	policyKey := events.ObjectKey{Group: "policy.karmada.io", Kind: "PropagationPolicy", Namespace: "default", Name: "match-all"}
+	if err := bus.Publish(ctx, events.InputSubject(policyKey), policy); err != nil {
+		t.Fatal(err)
+	}
+	var letters []string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && len(letters) == 0; time.Sleep(20 * time.Millisecond) {
+		ms, err := bus.LatestPerSubject(ctx, events.StreamDeadLetter, events.AllDeadLetter)
+		if err != nil && !strings.Contains(err.Error(), "not found") {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			var dl events.DeadLetter
+			if m.Err == nil && events.Decode(m.Event, &dl) == nil {
+				letters = append(letters, dl.Reason)
+			}
+		}
+	}
+	if len(letters) != 1 || !strings.Contains(letters[0], "the object is default/Deployment.apps/my-app") || !strings.Contains(letters[0], "must travel on its own object's subject") {
+		t.Fatalf("dead letters: %q, want one naming the object and the rule", letters)
+	}
+	records, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllObjects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range records {
+		if strings.Contains(m.Subject, "Deployment") {
+			t.Errorf("the mismatched Deployment was accepted: %s", m.Subject)
+		}
+	}
+}

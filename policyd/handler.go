@@ -54,6 +54,20 @@ func (h *Handler) Handle(ctx context.Context, e events.Event) error {
 		e.Type(), events.TypeObjectApplied, events.TypeObjectDeleted, events.TypeSecretSealed))
 }
 
+// onItsSubject refuses (dead-letters) an input whose object is not the one
+// its subject names: a publisher's permissions (creds issue publisher
+// --namespace NS) are checked by NATS against the subject, so an object
+// of another namespace, or a cluster-scoped one, sent on NS's subject
+// would otherwise pass them.
+func onItsSubject(ctx context.Context, key events.ObjectKey) error {
+	d, ok := events.DeliveryOf(ctx)
+	if !ok || d.Subject == "" || d.Subject == events.InputSubject(key) {
+		return nil
+	}
+	return events.Permanent(fmt.Errorf("published on %s, but the object is %s, whose subject is %s: an input must travel on its own object's subject",
+		d.Subject, key, events.InputSubject(key)))
+}
+
 // HandleObjectApplied validates, stores and propagates the effects of one
 // applied object.
 func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error {
@@ -64,6 +78,9 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	doc, errs, warns := validation.ValidateObject(obj)
 	key := events.KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name)
 	role := events.RoleOf(doc.APIVersion, doc.Kind, doc.Namespace)
+	if err := onItsSubject(ctx, key); err != nil {
+		return err
+	}
 	seq, stale := h.st.superseded(ctx, key)
 	if stale {
 		return h.ignore(key, role, seq)
@@ -252,6 +269,9 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 		return err
 	}
 	key := obj.key()
+	if err := onItsSubject(ctx, key); err != nil {
+		return err
+	}
 	rec, ok := h.st.records[key]
 	if !ok {
 		// Deleting what is not there is not an error (kubectl delete --ignore-not-found semantics);
@@ -311,6 +331,9 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 	}
 	raw, _ := events.MarshalJSON(s)
 	key := events.ObjectKey{Kind: "Secret", Namespace: s.Namespace, Name: s.Name}
+	if err := onItsSubject(ctx, key); err != nil {
+		return err
+	}
 	seq, stale := h.st.superseded(ctx, key)
 	if stale {
 		return h.ignore(key, events.RoleCredentials, seq)
@@ -330,6 +353,9 @@ func (h *Handler) HandleRescheduleRequested(ctx context.Context, e events.Event)
 		return err
 	}
 	key := obj.key()
+	if err := onItsSubject(ctx, key); err != nil {
+		return err
+	}
 	b, ok := h.st.bindings[key]
 	if !ok || !h.st.bindingLive[key] {
 		return events.Permanent(fmt.Errorf("reschedule %s: no policy has claimed it", key))

@@ -149,6 +149,9 @@ func newScale(g *globals) *cobra.Command {
 				}
 				var msgs []outgoing
 				for _, t := range targets {
+					if len(t.Names) == 0 {
+						return fmt.Errorf("%s: resource(s) were provided, but no name was given", t.Resource.Word)
+					}
 					rs, err := readmodel.ResolveRecords(p, t, namespace, false)
 					if err != nil {
 						return err

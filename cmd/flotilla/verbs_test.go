@@ -47,6 +47,7 @@ func TestVerbs(t *testing.T) {
 			[]string{"--- accepted/deployment.apps/my-app\n+++ applied/deployment.apps/my-app\n", "-  replicas: 6\n+  replicas: 9\n"}},
 		{"scale applies the template with the new replicas", "scale deployment/my-app --replicas 4 --timeout 20s", "", 0,
 			[]string{"deployment.apps/my-app scaled (generation 2)"}},
+		{"scale of a type without a name is refused, as kubectl does", "scale deployments --replicas 5 --timeout 20s", "", 1, nil},
 		{"the scaled template has its replicas", "get deploy my-app -o jsonpath={.spec.replicas}", "", 0, []string{"4"}},
 		{"reschedule --policy takes every template the policy claims", "reschedule --policy my-app-policy", "", 0,
 			[]string{"service/my-app reschedule requested\n"}},

@@ -318,7 +318,7 @@ func (c *Consumer) handle(ctx context.Context, d *delivery, h events.Handler, p 
 		d.effects = &batch{}
 		hctx := context.WithValue(ctx, batchKey{}, d.effects)
 		if d.md != nil {
-			hctx = events.WithDelivery(hctx, events.Delivery{Stream: d.md.Stream, Sequence: d.md.Sequence.Stream, Delivered: d.delivered})
+			hctx = events.WithDelivery(hctx, events.Delivery{Stream: d.md.Stream, Subject: d.m.Subject(), Sequence: d.md.Sequence.Stream, Delivered: d.delivered})
 		}
 		hctx, cancel := context.WithTimeout(hctx, c.spec.Deadline)
 		err = safeHandle(hctx, h, e)

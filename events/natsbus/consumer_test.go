@@ -190,10 +190,13 @@ func TestTheHandlerIsToldTheStreamSequenceAndDeliveryCount(t *testing.T) {
 	waitFor(t, "both events acknowledged", func() bool {
 		return consumerInfo(t, bus, events.StreamPolicy, "test-delivery").AckFloor.Stream == 2
 	})
+	on := func(name string) string {
+		return events.BindingSubject(events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: name})
+	}
 	want := []events.Delivery{
-		{Stream: events.StreamPolicy, Sequence: 1, Delivered: 1},
-		{Stream: events.StreamPolicy, Sequence: 2, Delivered: 1},
-		{Stream: events.StreamPolicy, Sequence: 2, Delivered: 2},
+		{Stream: events.StreamPolicy, Subject: on("first"), Sequence: 1, Delivered: 1},
+		{Stream: events.StreamPolicy, Subject: on("second"), Sequence: 2, Delivered: 1},
+		{Stream: events.StreamPolicy, Subject: on("second"), Sequence: 2, Delivered: 2},
 	}
 	mu.Lock()
 	defer mu.Unlock()
