@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,25 +36,6 @@ func (s *system) startUp(dataDir, listen string, lifetime int) {
 			return nil
 		})
 	}
-}
-
-// process runs `flotilla ARGS...` as the system's process name, its
-// output appended to dir/<name>.log; stopAll stops it.
-func (s *system) process(name string, args ...string) {
-	s.t.Helper()
-	log, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	cmd := exec.Command(s.bin, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); log.Close() }()
-	s.mu.Lock()
-	s.procs[name] = cmd
-	s.mu.Unlock()
 }
 
 // freeAddr returns a 127.0.0.1 address with a port free right now.
