@@ -9,7 +9,7 @@ include deploy/nats/nats.mk
 
 IMAGE := bin/flotilla-image.tar
 
-.PHONY: image image-test bench-failover all build test unit e2e demo demo-down bench lint tools fmt fuzz
+.PHONY: image image-test bench-failover all build test unit e2e demo demo-down bench lint tools chromium fmt fuzz
 
 all: build
 
@@ -18,14 +18,18 @@ tools:
 	@missing=""; for t in jq curl openssl flock setsid; do command -v $$t >/dev/null || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then echo "installing:$$missing"; apt-get update -qq && apt-get install -y -qq jq curl openssl util-linux >/dev/null; fi
 
+## chromium: the headless browser the console's e2e test drives (Debian's chromium package), installed when missing
+chromium:
+	@command -v chromium >/dev/null || { echo "installing: chromium"; apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
 ## build: the flotilla binary (static)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/flotilla
 
-## test: every test: unit tests and the e2e suite against real sandbox apiservers
-test: tools build clusters demo-down
+## test: every test: unit tests and the e2e suite against real sandbox apiservers (the console's screenshots land in bin/test-output)
+test: tools chromium build clusters demo-down
 	FLOTILLA_E2E=1 FLOTILLA_SANDBOX=$(CURDIR)/.sandbox FLOTILLA_BIN=$(CURDIR)/$(BIN) \
-		$(GO) test -count=1 -timeout 30m ./...
+		$(GO) test -count=1 -timeout 30m -artifacts -outputdir $(CURDIR)/bin/test-output ./...
 
 ## unit: the tests that need no member clusters (the e2e package skips)
 unit:

@@ -47,4 +47,10 @@ for c in cluster1 cluster2 cluster3; do
   echo "$c: deployment my-app replicas=$(jq -r .spec.replicas <<<"$d") ready=$(jq -r '.status.readyReplicas // 0' <<<"$d") image=$(jq -r '.spec.template.spec.containers[0].image' <<<"$d")  service my-app: HTTP $s"
 done
 echo
+console=$(grep -o 'flotilla console: http://[^ ]*' "$DATA/up.log" | tail -1 | sed 's/^flotilla console: //')
+if [ -n "$console" ]; then
+  echo "Web console: $console (docs/console.md)"
+else
+  echo "Web console: not served (its address was busy: see $DATA/up.log)"
+fi
 echo "flotilla up keeps running (log $DATA/up.log); stop it with: make demo-down"

@@ -120,13 +120,19 @@ var layers = []layer{
 		},
 	},
 	{
-		// Applications: simulate runs the libraries without a bus; the CLI
-		// wires everything.
-		name:     "application",
-		packages: func(rel string) bool { return under(rel, "simulate") || under(rel, "cmd") || under(rel, "deploy") },
+		// Applications: simulate runs the libraries without a bus; the
+		// console reads through the Source the CLI gives it; the CLI wires
+		// everything.
+		name: "application",
+		packages: func(rel string) bool {
+			return under(rel, "simulate") || under(rel, "cmd") || under(rel, "deploy") || under(rel, "console")
+		},
 		forbidden: func(rel, dep, drel string) string {
 			if under(rel, "cmd") || under(rel, "deploy") {
 				return ""
+			}
+			if under(rel, "console") && (slices.Contains(daemons, drel) || under(drel, "events/natsbus") || isNATS(dep)) {
+				return "the console reads the bus only through its Source"
 			}
 			if slices.Contains(daemons, drel) || under(drel, "events/natsbus") || isNATS(dep) {
 				return "simulate runs the rules without a bus or a daemon"

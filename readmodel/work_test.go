@@ -128,6 +128,17 @@ func TestWorkPhases(t *testing.T) {
 			if diff := cmp.Diff(got, fromTemplate); diff != "" {
 				t.Errorf("describe work disagrees with get work (-get work +describe work):\n%s", diff)
 			}
+			var fromIndex []string
+			it := Fleet{Decisions: ds, Work: w}.TemplateIndex()[myApp]
+			for _, s := range it.Work {
+				if s.Cluster == "cluster1" {
+					phase, msg := it.Phase(s)
+					fromIndex = append(fromIndex, phase, msg, orDash(it.work.Health(s)))
+				}
+			}
+			if diff := cmp.Diff(got, fromIndex); diff != "" {
+				t.Errorf("the console's index disagrees with get work (-get work +index):\n%s", diff)
+			}
 		})
 	}
 }

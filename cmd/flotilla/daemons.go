@@ -303,7 +303,7 @@ func embedded(up *cobra.Command) bool { return !up.Flags().Changed("nats-url") }
 
 func newUp(g *globals) *cobra.Command {
 	f := newDaemonFlags()
-	var dataDir, listen, authDir string
+	var dataDir, listen, authDir, consoleListen string
 	var insecure bool
 	c := &cobra.Command{
 		Use:   "up",
@@ -318,6 +318,10 @@ their keys under <data-dir>/auth, writes admin credentials to
 $XDG_CONFIG_HOME/flotilla/credentials, where every command finds them.
 Each daemon connects with its own role's credentials. --insecure turns
 authentication off. docs/security.md has the whole model.
+
+The web console (docs/console.md) is served on --console-listen, with the
+console role's credentials; when that address is taken, up warns and runs
+without it, so several up can run side by side.
 
 With --nats-url set explicitly, up uses that NATS instead of an embedded one.
 If that NATS trusts an authority (make nats-cluster makes one under
@@ -414,6 +418,15 @@ registers the admin credentials beside it for every URL of --nats-url.`,
 				}
 				runs = append(runs, run)
 			}
+			if consoleListen != consoleOff {
+				run, err := upConsole(cmd.Context(), auth, g.natsURL, rt, consoleListen, cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				if run != nil {
+					runs = append(runs, run)
+				}
+			}
 			log.Info("flotilla up", zap.String("nats_url", g.natsURL), zap.String("data_dir", dataDir), zap.Duration("started_in", time.Since(start)))
 			fmt.Fprintf(os.Stderr, "flotilla up: ready in %s, NATS %s, data in %s\n", time.Since(start).Round(time.Millisecond), g.natsURL, dataDir)
 			return rt.serve(cmd.Context(), runs...)
@@ -421,6 +434,7 @@ registers the admin credentials beside it for every URL of --nats-url.`,
 	}
 	c.Flags().StringVar(&dataDir, "data-dir", "./.flotilla", "where JetStream and the credentials key live")
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:4222", "address of the embedded NATS server")
+	c.Flags().StringVar(&consoleListen, "console-listen", "127.0.0.1:8080", "address of the web console (off: none); a busy address is a warning, not a failure")
 	c.Flags().BoolVar(&insecure, "insecure", false, "run the embedded NATS without authentication: anyone who reaches it can do anything")
 	c.Flags().StringVar(&authDir, "auth-dir", "", "the authority's keys (default <data-dir>/auth; with --nats-url, the directory the servers' authority is in, e.g. .sandbox/nats/auth); credentials are written to creds/ beside it")
 	f.registerAll(c.Flags())

@@ -32,7 +32,7 @@ Evictions (failover; these clusters are no candidates until flotilla reschedule)
   CLUSTER    REASON             EVICTED                OLD COPY            WHY
   cluster3   TaintUntolerated   2026-11-28 11:00:00Z   kept (Gracefully)   cluster3 is unreachable
 `
-	got := printed(t, func(b *bytes.Buffer) error { explain(b, p, readmodel.Fleet{}); return nil })
+	got := printed(t, func(b *bytes.Buffer) error { readmodel.WriteExplanation(b, p, readmodel.Fleet{}); return nil })
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("explain (-want +got):\n%s", diff)
 	}
@@ -51,7 +51,7 @@ Clusters:
   cluster1   filtered   -       ClusterAffinity: not selected
 Warning:     spec.placement: empty
 `
-	got := printed(t, func(b *bytes.Buffer) error { explain(b, p, readmodel.Fleet{}); return nil })
+	got := printed(t, func(b *bytes.Buffer) error { readmodel.WriteExplanation(b, p, readmodel.Fleet{}); return nil })
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("explain (-want +got):\n%s", diff)
 	}

@@ -96,24 +96,7 @@ placements as work.karmada.io ResourceBinding; ` + "`apply -f -`" + ` and ` + "`
 // readFleet reads every view's streams once: the accepted objects, the
 // placements, the work and the members.
 func readFleet(ctx context.Context, bus *natsbus.Bus) (readmodel.Fleet, error) {
-	var f readmodel.Fleet
-	var err error
-	if f.Published, err = readPublished(ctx, bus); err != nil {
-		return f, err
-	}
-	if f.Decisions, f.Work, err = readWork(ctx, bus); err != nil {
-		return f, err
-	}
-	if f.Clusters, err = readClusters(ctx, bus); err != nil {
-		return f, err
-	}
-	// AGE is the Cluster object's creation, not its latest registration
-	// (a re-join republishes it).
-	for i := range f.Clusters {
-		c := &f.Clusters[i]
-		c.JoinedAt = f.Published.Created(readmodel.ClusterKey(c.Registration.Name), c.JoinedAt)
-	}
-	return f, nil
+	return readmodel.ReadFleet(ctx, latestReader(bus))
 }
 
 // printGet prints what targets name: every object in one List for the

@@ -99,7 +99,7 @@ See where they run:         flotilla get work`,
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{newJoin(g), newUnjoin(g), newApply(g), newDiff(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newScale(g),
-		newReschedule(g), newWatch(g), newReplay(g), newPublish(g), newCreds(g), newSimulate(g), newVersion(g),
+		newReschedule(g), newWatch(g), newReplay(g), newConsole(g), newPublish(g), newCreds(g), newSimulate(g), newVersion(g),
 		bench.NewCommand(cpuProfileEnv, func(err error) error { return exitError{err} }),
 	} {
 		c.GroupID = "client"

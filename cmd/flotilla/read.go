@@ -58,9 +58,15 @@ func storedMessage(m natsbus.Message) readmodel.Stored {
 // readPublished reads policyd's accepted objects and bindings
 // (readmodel.Published says where a template's record lives).
 func readPublished(ctx context.Context, bus *natsbus.Bus) (readmodel.Published, error) {
-	return readmodel.ReadPublished(ctx, func(ctx context.Context, stream, filter string) ([]readmodel.Stored, error) {
+	return readmodel.ReadPublished(ctx, latestReader(bus))
+}
+
+// latestReader reads the latest rows of bus for the read model, warning
+// about unreadable ones (latest).
+func latestReader(bus *natsbus.Bus) readmodel.LatestReader {
+	return func(ctx context.Context, stream, filter string) ([]readmodel.Stored, error) {
 		return latest(ctx, bus, stream, filter)
-	})
+	}
 }
 
 // readWork reads executord's reports, the placements and the clusters'

@@ -18,11 +18,12 @@ const (
 	roleAdmin     = "admin"
 	roleViewer    = "viewer"
 	rolePublisher = "publisher"
+	roleConsole   = "console"
 )
 
 // roleNames lists every role, daemons' included, for help and errors.
 func roleNames() []string {
-	out := []string{roleAdmin, roleViewer, rolePublisher}
+	out := []string{roleAdmin, roleViewer, rolePublisher, roleConsole}
 	for name := range daemons {
 		out = append(out, name)
 	}
@@ -55,6 +56,10 @@ func roleGrant(req natsbus.IssueRequest) (natsbus.Grant, error) {
 			g.Read = append(g.Read, s.Name)
 		}
 		return g, nil
+	case roleConsole:
+		// What the web console reads and follows (consoleStreams); it
+		// publishes nothing.
+		return natsbus.Grant{Read: slices.Clone(consoleStreams)}, nil
 	case rolePublisher:
 		ns := "*"
 		if req.Namespace != "" {

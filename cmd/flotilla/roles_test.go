@@ -183,6 +183,12 @@ func TestUsersRolesAllowWhatTheySayAndNothingElse(t *testing.T) {
 		{"a viewer deletes no consumer", natsbus.IssueRequest{Role: roleViewer}, "$JS.API.CONSUMER.DELETE.FLOTILLA_INPUT.policyd-input", false},
 		{"a viewer deletes no stream", natsbus.IssueRequest{Role: roleViewer}, "$JS.API.STREAM.DELETE.FLOTILLA_INPUT", false},
 		{"a viewer reads no credentials bucket", natsbus.IssueRequest{Role: roleViewer}, "$JS.API.CONSUMER.CREATE.KV_FLOTILLA_CREDENTIALS.x", false},
+		{"the console reads work", natsbus.IssueRequest{Role: roleConsole}, "$JS.API.CONSUMER.CREATE.FLOTILLA_WORK.x", true},
+		{"the console reads dead letters", natsbus.IssueRequest{Role: roleConsole}, "$JS.API.CONSUMER.CREATE.FLOTILLA_DEADLETTER.x", true},
+		{"the console reads no raw input", natsbus.IssueRequest{Role: roleConsole}, "$JS.API.CONSUMER.CREATE.FLOTILLA_INPUT.x", false},
+		{"the console publishes no input", natsbus.IssueRequest{Role: roleConsole}, events.InputSubject(key), false},
+		{"the console writes no placement", natsbus.IssueRequest{Role: roleConsole}, events.PlacementSubject(key), false},
+		{"the console deletes no consumer", natsbus.IssueRequest{Role: roleConsole}, "$JS.API.CONSUMER.DELETE.FLOTILLA_WORK.x", false},
 		{"a daemon deletes no stream", natsbus.IssueRequest{Role: "schedulerd"}, "$JS.API.STREAM.DELETE.FLOTILLA_PLACEMENT", false},
 		{"an admin issues credentials", natsbus.IssueRequest{Role: roleAdmin}, natsbus.IssueSubject, true},
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/readmodel"
 	"github.com/flotilla-io/flotilla/simulate"
 )
 
@@ -191,7 +192,7 @@ func clusterList(r simulate.Result) string {
 	for i, c := range r.Clusters {
 		parts[i] = c.Name + ":" + strconv.Itoa(int(c.Replicas))
 		if len(c.Components) > 0 {
-			parts[i] += "(" + placedComponents(c.Components) + ")"
+			parts[i] += "(" + readmodel.PlacedComponents(c.Components) + ")"
 		}
 	}
 	return strings.Join(parts, ",")

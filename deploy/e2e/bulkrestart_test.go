@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -309,17 +308,5 @@ func (s *system) startLast(name string, extra ...string) {
 	daemon := strings.SplitN(name, "-", 2)[0]
 	full := []string{daemon, "--nats-url", s.natsURL, "--metrics-addr", "127.0.0.1:0", "--log-format", "console", "--instance", name, "--credentials-key", filepath.Join(s.dir, "credentials.key")}
 	full = append(full, extra...)
-	log, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	cmd := exec.Command(s.bin, full...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); log.Close() }()
-	s.mu.Lock()
-	s.procs[name] = cmd
-	s.mu.Unlock()
+	s.process(name, full...)
 }

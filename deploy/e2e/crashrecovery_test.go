@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,20 +31,8 @@ func (s *system) startUpWith(lifetime int, args ...string) {
 	if config := filepath.Join(s.dir, "config"); os.Getenv("XDG_CONFIG_HOME") != config {
 		s.t.Setenv("XDG_CONFIG_HOME", config)
 	}
-	log, err := os.OpenFile(filepath.Join(s.dir, "up.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	cmd := exec.Command(s.bin, append([]string{"up", "--metrics-addr", "127.0.0.1:0",
+	s.process("up", append([]string{"up", "--metrics-addr", "127.0.0.1:0",
 		"--log-format", "console", "--probe-interval", "1s", "--resync-interval", "2s"}, args...)...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		s.t.Fatal(err)
-	}
-	go func() { _ = cmd.Wait(); log.Close() }()
-	s.mu.Lock()
-	s.procs["up"] = cmd
-	s.mu.Unlock()
 	for _, d := range []string{"policyd", "schedulerd", "healthd", "executord"} {
 		eventually(s.t, 60*time.Second, fmt.Sprintf("%s ready (lifetime %d of flotilla up)", d, lifetime), func() error {
 			b, _ := os.ReadFile(filepath.Join(s.dir, "up.log"))

@@ -76,11 +76,18 @@ func (s *system) start(name string, args ...string) {
 	if daemon == "executord" {
 		full = append(full, "--resync-interval", "2s")
 	}
+	s.process(name, full...)
+}
+
+// process runs `flotilla ARGS...` as the system's process name, its
+// output appended to dir/<name>.log; stopAll stops it.
+func (s *system) process(name string, args ...string) {
+	s.t.Helper()
 	log, err := os.OpenFile(filepath.Join(s.dir, name+".log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	cmd := exec.Command(s.bin, full...)
+	cmd := exec.Command(s.bin, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		s.t.Fatal(err)
