@@ -28,6 +28,7 @@ build:
 
 ## test: every test: unit tests and the e2e suite against real sandbox apiservers (the console's screenshots land in bin/test-output)
 test: tools chromium build clusters demo-down
+	@mkdir -p $(CURDIR)/bin/test-output
 	FLOTILLA_E2E=1 FLOTILLA_SANDBOX=$(CURDIR)/.sandbox FLOTILLA_BIN=$(CURDIR)/$(BIN) \
 		$(GO) test -count=1 -timeout 30m -artifacts -outputdir $(CURDIR)/bin/test-output ./...
 
