@@ -67,6 +67,10 @@ type Options struct {
 	// Credentials is a credentials file (user JWT and seed); "": connect
 	// without (a server with authentication off).
 	Credentials string
+	// TLSCA is a PEM file of the CA the server's TLS certificate is signed
+	// by; given, the connection is TLS and trusts that CA only ("": plain,
+	// or TLS verified against the system's CAs when the server demands it).
+	TLSCA string
 	// user replaces Credentials for Authority.ConnectAdmin.
 	user *memoryUser
 	// Reader, when set, is the name of the one consumer every read
@@ -91,6 +95,13 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	authOpts, auth, err := authOptions(o)
 	if err != nil {
 		return nil, err
+	}
+	if o.TLSCA != "" {
+		cfg, err := clientTLS(o.TLSCA)
+		if err != nil {
+			return nil, err
+		}
+		authOpts = append(authOpts, nats.Secure(cfg))
 	}
 	nc, err := nats.Connect(url, append(authOpts, connectOptions(o)...)...)
 	if err != nil {
