@@ -16,6 +16,12 @@ import (
 // --creds is not given.
 const credentialsEnv = "FLOTILLA_CREDS"
 
+// Extensions of the files registered for a NATS URL (registeredPath).
+const (
+	credsExt = ".creds"
+	caExt    = ".ca"
+)
+
 // registryDir is where `flotilla up` registers its admin credentials for
 // its client URL, under the user's config directory (XDG_CONFIG_HOME).
 func registryDir() (string, error) {
@@ -26,9 +32,10 @@ func registryDir() (string, error) {
 	return filepath.Join(dir, "flotilla", "credentials"), nil
 }
 
-// registeredPath is the file that holds the credentials registered for a
-// NATS URL: <host>_<port>.creds.
-func registeredPath(natsURL string) (string, error) {
+// registeredPath is the file that holds what is registered for a NATS
+// URL: <host>_<port>.creds its credentials, <host>_<port>.ca the CA of its
+// TLS certificate.
+func registeredPath(natsURL, ext string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(natsURL))
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("NATS URL %q: not a URL", natsURL)
@@ -41,7 +48,7 @@ func registeredPath(natsURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, host+"_"+port+".creds"), nil
+	return filepath.Join(dir, host+"_"+port+ext), nil
 }
 
 // credentials is the credentials file a command connects with: --creds or
@@ -52,7 +59,7 @@ func (g *globals) credentials() string {
 		return g.creds
 	}
 	for _, u := range strings.Split(g.natsURL, ",") {
-		if p, err := registeredPath(u); err == nil {
+		if p, err := registeredPath(u, credsExt); err == nil {
 			if _, err := os.Stat(p); err == nil {
 				return p
 			}
@@ -68,7 +75,7 @@ func (g *globals) credentials() string {
 func register(natsURL string, creds []byte) ([]string, error) {
 	var files []string
 	for _, u := range strings.Split(natsURL, ",") {
-		p, err := registeredPath(u)
+		p, err := registeredPath(u, credsExt)
 		if err != nil {
 			return files, err
 		}
@@ -88,7 +95,7 @@ func register(natsURL string, creds []byte) ([]string, error) {
 // only mislead).
 func unregister(natsURL string) {
 	for _, u := range strings.Split(natsURL, ",") {
-		if p, err := registeredPath(u); err == nil {
+		if p, err := registeredPath(u, credsExt); err == nil {
 			_ = os.Remove(p)
 		}
 	}

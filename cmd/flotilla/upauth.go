@@ -115,7 +115,7 @@ func (u *upAuth) connectAs(ctx context.Context, daemon, natsURL string, rt *runt
 	if err != nil {
 		return nil, err
 	}
-	return natsbus.Connect(ctx, natsURL, natsbus.Options{Name: "flotilla-" + daemon, Log: rt.log, Metrics: rt.metrics, Credentials: file})
+	return natsbus.Connect(ctx, natsURL, natsbus.Options{Name: "flotilla-" + daemon, Log: rt.log, Metrics: rt.metrics, Credentials: file, TLSCA: rt.tlsCA})
 }
 
 // warnInsecure says, on standard error and in the log, that up runs
