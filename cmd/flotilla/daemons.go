@@ -319,7 +319,10 @@ their keys under <data-dir>/auth, writes admin credentials to
 <data-dir>/creds/admin.creds and registers them for the client URL under
 $XDG_CONFIG_HOME/flotilla/credentials, where every command finds them.
 Each daemon connects with its own role's credentials. --insecure turns
-authentication off. docs/security.md has the whole model.
+authentication off. --tls serves NATS over TLS with a CA generated under
+<data-dir>/tls and registered beside the admin credentials (<host>_<port>.ca),
+which every command and up's own daemons trust. docs/security.md has the
+whole model.
 
 The web console (docs/console.md) is served on --console-listen, with the
 console role's credentials; when that address is taken, up warns and runs
