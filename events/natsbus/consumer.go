@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,8 +135,10 @@ func (c *Consumer) Ready() error {
 
 // Bind creates the durable consumer if missing (idempotently) and returns it.
 // An existing consumer keeps its position: a restarted daemon resumes where
-// it stopped and loses nothing published meanwhile. Its AckWait is updated
-// to spec's, so that a changed default reaches consumers created before.
+// it stopped and loses nothing published meanwhile. Its filters, MaxDeliver,
+// AckWait and MaxAckPending are set back to spec's when they differ, so that
+// a daemon whose version reads more subjects sees them, and a consumer
+// someone re-filtered is repaired at the next start.
 func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 	spec.defaults()
 	deliver := jetstream.DeliverAllPolicy
@@ -167,9 +170,10 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 				c, err = b.js.Consumer(ctx, spec.Stream, spec.Name)
 			}
 		}
-		if err == nil && c.CachedInfo().Config.AckWait != spec.AckWait {
+		if err == nil && drifted(c.CachedInfo().Config, cfg) {
 			update := c.CachedInfo().Config
-			update.AckWait = spec.AckWait
+			update.FilterSubject, update.FilterSubjects = cfg.FilterSubject, cfg.FilterSubjects
+			update.MaxDeliver, update.AckWait, update.MaxAckPending = cfg.MaxDeliver, cfg.AckWait, cfg.MaxAckPending
 			c, err = b.js.UpdateConsumer(ctx, spec.Stream, update)
 		}
 		return err
@@ -182,6 +186,12 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 	}
 	waitLeader(ctx, c)
 	return &Consumer{bus: b, spec: spec, c: c}, nil
+}
+
+// drifted reports whether a consumer's updatable settings differ from want.
+func drifted(have, want jetstream.ConsumerConfig) bool {
+	return have.FilterSubject != want.FilterSubject || !slices.Equal(have.FilterSubjects, want.FilterSubjects) ||
+		have.MaxDeliver != want.MaxDeliver || have.AckWait != want.AckWait || have.MaxAckPending != want.MaxAckPending
 }
 
 // Run hands every message to h until ctx is done, and maps the outcome to

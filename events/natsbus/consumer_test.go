@@ -170,6 +170,33 @@ func TestBindSetsTheAckWaitOfAConsumerCreatedBefore(t *testing.T) {
 	}
 }
 
+// A consumer whose filter was changed behind the daemon's back (a read
+// credential may update it), or that an older version created with fewer
+// subjects, gets the daemon's filters and MaxDeliver back at the next Bind.
+func TestBindSetsBackTheFiltersAndMaxDeliverOfAConsumerChangedSince(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx := context.Background()
+	spec := natsbus.ConsumerSpec{Name: "test-drift", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings, events.AllMembers}}
+	if _, err := bus.Bind(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	tampered := consumerInfo(t, bus, events.StreamPolicy, "test-drift").Config
+	tampered.FilterSubjects, tampered.MaxDeliver = []string{"flotilla.binding.nothing.x.y.z"}, 1
+	if _, err := bus.JetStream().UpdateConsumer(ctx, events.StreamPolicy, tampered); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bus.Bind(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	got := consumerInfo(t, bus, events.StreamPolicy, "test-drift").Config
+	if diff := cmp.Diff(spec.Subjects, got.FilterSubjects); diff != "" {
+		t.Errorf("filters after binding again (-want +got):\n%s", diff)
+	}
+	if got.MaxDeliver <= 1 {
+		t.Errorf("MaxDeliver %d after binding again, want the daemon's", got.MaxDeliver)
+	}
+}
+
 // The handler is told where its event is stored and how often it was
 // delivered (events.DeliveryOf): what a handler needs to tell a late
 // redelivery from new input.
