@@ -58,8 +58,14 @@ func (g *globals) credentials() string {
 	if g.creds != "" {
 		return g.creds
 	}
-	for _, u := range strings.Split(g.natsURL, ",") {
-		if p, err := registeredPath(u, credsExt); err == nil {
+	return firstRegistered(g.natsURL, credsExt)
+}
+
+// firstRegistered is the file with ext registered for the first URL of
+// natsURL (a comma-separated list) that has one, or "".
+func firstRegistered(natsURL, ext string) string {
+	for _, u := range strings.Split(natsURL, ",") {
+		if p, err := registeredPath(u, ext); err == nil {
 			if _, err := os.Stat(p); err == nil {
 				return p
 			}
@@ -68,21 +74,21 @@ func (g *globals) credentials() string {
 	return ""
 }
 
-// register makes creds the credentials of natsURL, or of each URL of a
-// cluster's comma-separated list, for every later command of this user,
-// and returns where it put them: a command dialing any one node, or the
-// list, finds them.
-func register(natsURL string, creds []byte) ([]string, error) {
+// register makes raw the credentials (ext credsExt) or the CA (caExt) of
+// natsURL, or of each URL of a cluster's comma-separated list, for every
+// later command of this user, and returns where it put them: a command
+// dialing any one node, or the list, finds them.
+func register(natsURL, ext string, raw []byte) ([]string, error) {
 	var files []string
 	for _, u := range strings.Split(natsURL, ",") {
-		p, err := registeredPath(u, credsExt)
+		p, err := registeredPath(u, ext)
 		if err != nil {
 			return files, err
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return files, err
 		}
-		if err := writeSecret(p, creds); err != nil {
+		if err := writeSecret(p, raw); err != nil {
 			return files, err
 		}
 		files = append(files, p)

@@ -83,7 +83,7 @@ func (u *upAuth) serveCredentials(ctx context.Context, bus *natsbus.Bus, natsURL
 		svc.Close()
 		return nil, err
 	}
-	where, err := register(natsURL, raw)
+	where, err := register(natsURL, credsExt, raw)
 	if err != nil {
 		// Commands can still be given --creds: not fatal.
 		fmt.Fprintf(errw, "flotilla up: could not register the admin credentials (%v); use --creds %s\n", err, admin)

@@ -26,14 +26,7 @@ func (g *globals) serverCA() string {
 	if g.tlsCA != "" {
 		return g.tlsCA
 	}
-	for _, u := range strings.Split(g.natsURL, ",") {
-		if p, err := registeredPath(u, caExt); err == nil {
-			if _, err := os.Stat(p); err == nil {
-				return p
-			}
-		}
-	}
-	return ""
+	return firstRegistered(g.natsURL, caExt)
 }
 
 // upTLS are up's TLS flags (its CA is the global --tls-ca).
@@ -84,33 +77,6 @@ func (t *upTLS) files(dataDir, listen, ca string) (natsbus.TLSFiles, error) {
 	return natsbus.LoadOrCreateTLS(filepath.Join(dataDir, "tls"), hosts)
 }
 
-// registerCA copies the CA beside the credentials registered for natsURL
-// (each URL of a list), where every command finds it, and returns the
-// first copy.
-func registerCA(natsURL, caFile string) (string, error) {
-	raw, err := os.ReadFile(caFile)
-	if err != nil {
-		return "", fmt.Errorf("--tls-ca: %w", err)
-	}
-	first := ""
-	for _, u := range strings.Split(natsURL, ",") {
-		p, err := registeredPath(u, caExt)
-		if err != nil {
-			return first, err
-		}
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return first, err
-		}
-		if err := writeSecret(p, raw); err != nil {
-			return first, err
-		}
-		if first == "" {
-			first = p
-		}
-	}
-	return first, nil
-}
-
 // unregisterCA forgets the CA registered for natsURL (each URL of a list):
 // a plain server took the port, and a client trusting a CA insists on TLS.
 func unregisterCA(natsURL string) {
@@ -129,10 +95,15 @@ func registerServerCA(natsURL, ca string, on bool, log *zap.Logger, errw io.Writ
 		unregisterCA(natsURL)
 		return
 	}
-	where, err := registerCA(natsURL, ca)
+	raw, err := os.ReadFile(ca)
+	if err != nil {
+		fmt.Fprintf(errw, "flotilla up: could not read the TLS CA: %v\n", err)
+		return
+	}
+	where, err := register(natsURL, caExt, raw)
 	if err != nil {
 		fmt.Fprintf(errw, "flotilla up: could not register the TLS CA (%v); give commands --tls-ca %s\n", err, ca)
 		return
 	}
-	log.Info("TLS on", zap.String("ca", ca), zap.String("registered", where))
+	log.Info("TLS on", zap.String("ca", ca), zap.Strings("registered", where))
 }
