@@ -16,6 +16,12 @@ import (
 // --creds is not given.
 const credentialsEnv = "FLOTILLA_CREDS"
 
+// Extensions of the files registered for a NATS URL (registeredPath).
+const (
+	credsExt = ".creds"
+	caExt    = ".ca"
+)
+
 // registryDir is where `flotilla up` registers its admin credentials for
 // its client URL, under the user's config directory (XDG_CONFIG_HOME).
 func registryDir() (string, error) {
@@ -26,9 +32,10 @@ func registryDir() (string, error) {
 	return filepath.Join(dir, "flotilla", "credentials"), nil
 }
 
-// registeredPath is the file that holds the credentials registered for a
-// NATS URL: <host>_<port>.creds.
-func registeredPath(natsURL string) (string, error) {
+// registeredPath is the file that holds what is registered for a NATS
+// URL: <host>_<port>.creds its credentials, <host>_<port>.ca the CA of its
+// TLS certificate.
+func registeredPath(natsURL, ext string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(natsURL))
 	if err != nil || u.Host == "" {
 		return "", fmt.Errorf("NATS URL %q: not a URL", natsURL)
@@ -41,7 +48,7 @@ func registeredPath(natsURL string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, host+"_"+port+".creds"), nil
+	return filepath.Join(dir, host+"_"+port+ext), nil
 }
 
 // credentials is the credentials file a command connects with: --creds or
@@ -51,8 +58,14 @@ func (g *globals) credentials() string {
 	if g.creds != "" {
 		return g.creds
 	}
-	for _, u := range strings.Split(g.natsURL, ",") {
-		if p, err := registeredPath(u); err == nil {
+	return firstRegistered(g.natsURL, credsExt)
+}
+
+// firstRegistered is the file with ext registered for the first URL of
+// natsURL (a comma-separated list) that has one, or "".
+func firstRegistered(natsURL, ext string) string {
+	for _, u := range strings.Split(natsURL, ",") {
+		if p, err := registeredPath(u, ext); err == nil {
 			if _, err := os.Stat(p); err == nil {
 				return p
 			}
@@ -61,21 +74,21 @@ func (g *globals) credentials() string {
 	return ""
 }
 
-// register makes creds the credentials of natsURL, or of each URL of a
-// cluster's comma-separated list, for every later command of this user,
-// and returns where it put them: a command dialing any one node, or the
-// list, finds them.
-func register(natsURL string, creds []byte) ([]string, error) {
+// register makes raw the credentials (ext credsExt) or the CA (caExt) of
+// natsURL, or of each URL of a cluster's comma-separated list, for every
+// later command of this user, and returns where it put them: a command
+// dialing any one node, or the list, finds them.
+func register(natsURL, ext string, raw []byte) ([]string, error) {
 	var files []string
 	for _, u := range strings.Split(natsURL, ",") {
-		p, err := registeredPath(u)
+		p, err := registeredPath(u, ext)
 		if err != nil {
 			return files, err
 		}
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return files, err
 		}
-		if err := writeSecret(p, creds); err != nil {
+		if err := writeSecret(p, raw); err != nil {
 			return files, err
 		}
 		files = append(files, p)
@@ -88,7 +101,7 @@ func register(natsURL string, creds []byte) ([]string, error) {
 // only mislead).
 func unregister(natsURL string) {
 	for _, u := range strings.Split(natsURL, ",") {
-		if p, err := registeredPath(u); err == nil {
+		if p, err := registeredPath(u, credsExt); err == nil {
 			_ = os.Remove(p)
 		}
 	}

@@ -13,7 +13,7 @@ func TestCommandsFindTheCredentialsRegisteredForTheURLTheyDial(t *testing.T) {
 	t.Setenv(credentialsEnv, "")
 	reg := func(url, creds string) string {
 		t.Helper()
-		files, err := register(url, []byte(creds))
+		files, err := register(url, credsExt, []byte(creds))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -170,6 +170,7 @@ type runtime struct {
 	metrics     *natsbus.Metrics
 	health      *observe.Health
 	metricsAddr string
+	tlsCA       string // the CA every connection of the process trusts
 	// buses are every connection the process runs on (up gives each
 	// daemon its own): serve ends on the first refusal any of them meets.
 	buses []*natsbus.Bus
@@ -185,7 +186,7 @@ func newRuntime(ctx context.Context, g *globals, log *zap.Logger, f *daemonFlags
 		// a credential issued with --cluster may read through.
 		reader = executord.ReaderFor(f.exec.Cluster)
 	}
-	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: metrics, Credentials: g.credentials(),
+	bus, err := natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla", Log: log, Metrics: metrics, Credentials: g.credentials(), TLSCA: g.serverCA(),
 		StreamReplicas: f.streamReplicas, Reader: reader})
 	if err != nil {
 		return nil, err
@@ -198,7 +199,7 @@ func newRuntime(ctx context.Context, g *globals, log *zap.Logger, f *daemonFlags
 		}
 		return nil
 	})
-	return &runtime{bus: bus, log: log, reg: reg, metrics: metrics, health: h, metricsAddr: f.metricsAddr, buses: []*natsbus.Bus{bus}}, nil
+	return &runtime{bus: bus, log: log, reg: reg, metrics: metrics, health: h, metricsAddr: f.metricsAddr, tlsCA: g.serverCA(), buses: []*natsbus.Bus{bus}}, nil
 }
 
 // on is rt with bus as the connection its daemon runs on; rt watches it.
@@ -305,6 +306,7 @@ func newUp(g *globals) *cobra.Command {
 	f := newDaemonFlags()
 	var dataDir, listen, authDir, consoleListen string
 	var insecure bool
+	var tlsf upTLS
 	c := &cobra.Command{
 		Use:   "up",
 		Short: "Run everything in one process: embedded NATS JetStream and all four daemons",
@@ -317,7 +319,10 @@ their keys under <data-dir>/auth, writes admin credentials to
 <data-dir>/creds/admin.creds and registers them for the client URL under
 $XDG_CONFIG_HOME/flotilla/credentials, where every command finds them.
 Each daemon connects with its own role's credentials. --insecure turns
-authentication off. docs/security.md has the whole model.
+authentication off. --tls serves NATS over TLS with a CA generated under
+<data-dir>/tls and registered beside the admin credentials (<host>_<port>.ca),
+which every command and up's own daemons trust. docs/security.md has the
+whole model.
 
 The web console (docs/console.md) is served on --console-listen, with the
 console role's credentials; when that address is taken, up warns and runs
@@ -360,17 +365,22 @@ registers the admin credentials beside it for every URL of --nats-url.`,
 					return err
 				}
 			}
+			serveTLS, err := tlsf.serve(g, dataDir, listen, embedded)
+			if err != nil {
+				return err
+			}
 			if embedded {
 				var authority *natsbus.Authority
 				if auth != nil {
 					authority = auth.authority
 				}
-				srv, err := natsbus.StartEmbedded(listen, filepath.Join(dataDir, "jetstream"), authority)
+				srv, err := natsbus.StartEmbedded(listen, filepath.Join(dataDir, "jetstream"), authority, serveTLS...)
 				if err != nil {
 					return err
 				}
 				defer srv.Shutdown()
 				g.natsURL = srv.URL()
+				registerServerCA(g.natsURL, g.tlsCA, tlsf.on, log, cmd.ErrOrStderr())
 			}
 			if auth != nil {
 				if g.creds, err = auth.mint(roleAdmin); err != nil {
@@ -437,6 +447,7 @@ registers the admin credentials beside it for every URL of --nats-url.`,
 	c.Flags().StringVar(&consoleListen, "console-listen", "127.0.0.1:8080", "address of the web console (off: none); a busy address is a warning, not a failure")
 	c.Flags().BoolVar(&insecure, "insecure", false, "run the embedded NATS without authentication: anyone who reaches it can do anything")
 	c.Flags().StringVar(&authDir, "auth-dir", "", "the authority's keys (default <data-dir>/auth; with --nats-url, the directory the servers' authority is in, e.g. .sandbox/nats/auth); credentials are written to creds/ beside it")
+	tlsf.register(c.Flags())
 	f.registerAll(c.Flags())
 	return c
 }

@@ -23,6 +23,7 @@ import (
 type globals struct {
 	natsURL   string
 	creds     string
+	tlsCA     string
 	logLevel  string
 	logFormat string
 	// verb is the command running ("get work"), which refusals name.
@@ -83,6 +84,7 @@ See where they run:         flotilla get work`,
 	}
 	root.PersistentFlags().StringVar(&g.natsURL, "nats-url", defURL, "NATS server URL, or the comma-separated URLs of a cluster's nodes (env FLOTILLA_NATS_URL)")
 	root.PersistentFlags().StringVar(&g.creds, "creds", os.Getenv(credentialsEnv), "NATS credentials file (env "+credentialsEnv+"; default: the credentials `flotilla up` registered for --nats-url)")
+	root.PersistentFlags().StringVar(&g.tlsCA, "tls-ca", os.Getenv(tlsCAEnv), "CA (PEM) the NATS server's TLS certificate is signed by (env "+tlsCAEnv+"; default: the CA `flotilla up --tls` registered for --nats-url)")
 	var version bool
 	root.Flags().BoolVar(&version, "version", false, "print the versions of the CLI, the daemons seen on the bus and the NATS server")
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -113,7 +115,7 @@ func (g *globals) logger() (*zap.Logger, error) { return observe.NewLogger(g.log
 
 // connect opens a client connection to the bus.
 func (g *globals) connect(ctx context.Context) (*natsbus.Bus, error) {
-	return natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla-cli", Credentials: g.credentials()})
+	return natsbus.Connect(ctx, g.natsURL, natsbus.Options{Name: "flotilla-cli", Credentials: g.credentials(), TLSCA: g.serverCA()})
 }
 
 // withBus runs fn with a client connection to the bus, closed when fn

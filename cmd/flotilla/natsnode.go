@@ -148,7 +148,7 @@ func newNATSRegister(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			where, err := register(g.natsURL, raw)
+			where, err := register(g.natsURL, credsExt, raw)
 			if err != nil {
 				return fmt.Errorf("register the admin credentials: %w", err)
 			}

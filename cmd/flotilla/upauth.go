@@ -83,7 +83,7 @@ func (u *upAuth) serveCredentials(ctx context.Context, bus *natsbus.Bus, natsURL
 		svc.Close()
 		return nil, err
 	}
-	where, err := register(natsURL, raw)
+	where, err := register(natsURL, credsExt, raw)
 	if err != nil {
 		// Commands can still be given --creds: not fatal.
 		fmt.Fprintf(errw, "flotilla up: could not register the admin credentials (%v); use --creds %s\n", err, admin)
@@ -115,7 +115,7 @@ func (u *upAuth) connectAs(ctx context.Context, daemon, natsURL string, rt *runt
 	if err != nil {
 		return nil, err
 	}
-	return natsbus.Connect(ctx, natsURL, natsbus.Options{Name: "flotilla-" + daemon, Log: rt.log, Metrics: rt.metrics, Credentials: file})
+	return natsbus.Connect(ctx, natsURL, natsbus.Options{Name: "flotilla-" + daemon, Log: rt.log, Metrics: rt.metrics, Credentials: file, TLSCA: rt.tlsCA})
 }
 
 // warnInsecure says, on standard error and in the log, that up runs

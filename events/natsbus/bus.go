@@ -27,6 +27,9 @@ type Bus struct {
 	metrics *Metrics
 	streams []events.StreamSpec
 	auth    *connAuth
+	// tlsOpts make another connection to the same server trust the same
+	// CA (none for a plain connection).
+	tlsOpts []nats.Option
 	// reader: Options.Reader; readMu makes reads through it one at a time.
 	reader string
 	readMu sync.Mutex
@@ -67,6 +70,10 @@ type Options struct {
 	// Credentials is a credentials file (user JWT and seed); "": connect
 	// without (a server with authentication off).
 	Credentials string
+	// TLSCA is a PEM file of the CA the server's TLS certificate is signed
+	// by; given, the connection is TLS and trusts that CA only ("": plain,
+	// or TLS verified against the system's CAs when the server demands it).
+	TLSCA string
 	// user replaces Credentials for Authority.ConnectAdmin.
 	user *memoryUser
 	// Reader, when set, is the name of the one consumer every read
@@ -92,7 +99,15 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if err != nil {
 		return nil, err
 	}
-	nc, err := nats.Connect(url, append(authOpts, connectOptions(o)...)...)
+	var tlsOpts []nats.Option
+	if o.TLSCA != "" {
+		cfg, err := clientTLS(o.TLSCA)
+		if err != nil {
+			return nil, err
+		}
+		tlsOpts = []nats.Option{nats.Secure(cfg)}
+	}
+	nc, err := nats.Connect(url, append(append(authOpts, tlsOpts...), connectOptions(o)...)...)
 	if err != nil {
 		return nil, auth.connectError(url, err)
 	}
@@ -108,7 +123,7 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if replicas <= 0 {
 		replicas = clusterReplicas(nc)
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, reader: o.Reader, latest: map[string]uint64{}, replicas: replicas}, nil
+	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, tlsOpts: tlsOpts, reader: o.Reader, latest: map[string]uint64{}, replicas: replicas}, nil
 }
 
 // Connection liveness: a server that answers no PING for

@@ -99,7 +99,7 @@ func NewCredentialService(ctx context.Context, bus *Bus, auth *Authority, grants
 	if err != nil {
 		return nil, err
 	}
-	sys, err := nats.Connect(strings.Join(bus.nc.Servers(), ","), nats.UserJWTAndSeed(j, seed), nats.Name("flotilla-credentials"), nats.MaxReconnects(-1))
+	sys, err := nats.Connect(strings.Join(bus.nc.Servers(), ","), append([]nats.Option{nats.UserJWTAndSeed(j, seed), nats.Name("flotilla-credentials"), nats.MaxReconnects(-1)}, bus.tlsOpts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("system account: %w", err)
 	}

@@ -18,8 +18,9 @@ type Embedded struct {
 
 // StartEmbedded runs nats-server in this process, listening on listen
 // ("127.0.0.1:4222"; port 0 picks a free one) with JetStream data in dataDir,
-// with authentication by auth's operator (nil: none, anyone may connect).
-func StartEmbedded(listen, dataDir string, auth *Authority) (*Embedded, error) {
+// with authentication by auth's operator (nil: none, anyone may connect),
+// and options (WithTLS).
+func StartEmbedded(listen, dataDir string, auth *Authority, options ...EmbeddedOption) (*Embedded, error) {
 	host, portStr, err := net.SplitHostPort(listen)
 	if err != nil {
 		return nil, fmt.Errorf("--listen %q: %w", listen, err)
@@ -43,6 +44,11 @@ func StartEmbedded(listen, dataDir string, auth *Authority) (*Embedded, error) {
 	if err := secure(opts, auth); err != nil {
 		return nil, err
 	}
+	for _, o := range options {
+		if err := o(opts); err != nil {
+			return nil, err
+		}
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("nats-server: %w", err)
@@ -55,7 +61,7 @@ func StartEmbedded(listen, dataDir string, auth *Authority) (*Embedded, error) {
 	return &Embedded{srv: srv}, nil
 }
 
-// URL is the client URL of the server.
+// URL is the client URL of the server: tls://host:port when it serves TLS.
 func (e *Embedded) URL() string { return e.srv.ClientURL() }
 
 // Shutdown stops the server and waits for it.

@@ -160,6 +160,9 @@ func (a *connAuth) connectError(url string, err error) error {
 	if r := refusalOf(a.id, err); r != nil {
 		return fmt.Errorf("connect to NATS at %s: %w", url, r)
 	}
+	if tlsErr := untrustedServer(err); tlsErr != nil {
+		return fmt.Errorf("connect to NATS at %s: %w", url, tlsErr)
+	}
 	return fmt.Errorf("connect to NATS at %s: %w (is `flotilla up` running? set --nats-url or FLOTILLA_NATS_URL)", url, err)
 }
 
