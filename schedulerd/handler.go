@@ -164,13 +164,7 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		if m.reg.Generation > r.Generation {
 			return nil
 		}
-		turnedPull := r.Spec.SyncMode == "Pull" && m.reg.Spec.SyncMode != "Pull"
 		m.reg = r
-		if turnedPull {
-			if err := h.assignAllTo(ctx, e, r.Name); err != nil {
-				return err
-			}
-		}
 	case events.TypeClusterDeregistered:
 		var r events.ClusterRegistration
 		if err := events.Decode(e, &r); err != nil {
