@@ -216,16 +216,28 @@ func (b *Bus) publishMsg(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck,
 // update to a replicated stream made all but one wait out the request
 // timeout (5 s per stream).
 func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	deadline := time.Now().Add(time.Minute)
-	for {
+	return b.whileForming(ctx, "stream "+cfg.Name, func() error {
 		_, err := b.js.CreateStream(ctx, cfg)
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			_, err = b.js.UpdateStream(ctx, cfg)
 		}
+		return err
+	})
+}
+
+// whileForming calls try until it succeeds, fails for a reason other than
+// a cluster still forming (stillForming), or a minute passes. A cluster
+// that has just elected its meta leader may not yet count every peer as
+// online, so the first replicated stream or bucket is refused with "no
+// suitable peers for placement, peer offline" for a moment.
+func (b *Bus) whileForming(ctx context.Context, what string, try func() error) error {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		err := try()
 		if err == nil || !stillForming(err) || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
-		b.log.Warn("stream not ready yet, trying again", zap.String("stream", cfg.Name), zap.Error(err))
+		b.log.Warn("the cluster cannot place it yet, trying again", zap.String("what", what), zap.Error(err))
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -264,7 +276,8 @@ func transient(err error) bool {
 // which is what a cluster electing its leaders answers these with.
 func stillForming(err error) bool {
 	var api *jetstream.APIError
-	if errors.As(err, &api) && (api.Code == 503 || api.Code == 500) {
+	if errors.As(err, &api) && (api.Code == 503 || api.Code == 500 ||
+		api.ErrorCode == jetstream.ErrorCode(10005)) { // no suitable peers: one not yet online
 		return true
 	}
 	return transient(err)

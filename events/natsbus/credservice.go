@@ -90,8 +90,12 @@ var credentialName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
 func NewCredentialService(ctx context.Context, bus *Bus, auth *Authority, grants GrantFunc) (*CredentialService, error) {
 	// As many copies as the event streams: on a cluster a lost node must
 	// not lose the names revocations are made by.
-	kv, err := bus.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: credentialsBucket, History: 1, Storage: jetstream.FileStorage,
-		Replicas: bus.replicasOf(ctx, "KV_"+credentialsBucket)})
+	var kv jetstream.KeyValue
+	err := bus.whileForming(ctx, "bucket "+credentialsBucket, func() (err error) {
+		kv, err = bus.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: credentialsBucket, History: 1, Storage: jetstream.FileStorage,
+			Replicas: bus.replicasOf(ctx, "KV_"+credentialsBucket)})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("credentials bucket: %w", err)
 	}
