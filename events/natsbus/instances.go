@@ -1,0 +1,515 @@
+package natsbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// Buckets of several instances (DESIGN.md §7). Registrations and leases
+// expire with their bucket's TTL unless renewed; the settings never expire.
+const (
+	InstancesBucket = "flotilla-instances"
+	LeasesBucket    = "flotilla-leases"
+	SettingsBucket  = "flotilla-settings"
+	partitionsKey   = "partitions"
+)
+
+// CoordinationBuckets are the buckets every daemon instance reads and
+// writes (roles grant them).
+var CoordinationBuckets = []string{InstancesBucket, LeasesBucket, SettingsBucket}
+
+// Defaults of several instances: how many partitions the first instance
+// fixes, and how long a registration or lease lives without renewal (the
+// longest a dead instance's work waits for another owner).
+const (
+	DefaultPartitions = 16
+	DefaultLease      = 10 * time.Second
+)
+
+// InstanceRecord is one running instance, as it registers itself.
+type InstanceRecord struct {
+	Daemon    string    `json:"daemon"`
+	Instance  string    `json:"instance"`
+	Version   string    `json:"version"`
+	Node      string    `json:"node"` // the NATS server it is connected to
+	Started   time.Time `json:"started"`
+	Heartbeat time.Time `json:"heartbeat"`
+	Owns      []string  `json:"owns"` // its leases' work items (p3, cluster1)
+}
+
+// LeaseRecord is one held lease: daemon's work item owned by instance.
+type LeaseRecord struct {
+	Daemon   string `json:"daemon"`
+	Work     string `json:"work"`
+	Instance string `json:"instance"`
+}
+
+// InstanceOptions are what an instance joins with.
+type InstanceOptions struct {
+	Daemon, Instance, Version string
+	// Partitions is the partition count asked for explicitly (0: whatever
+	// is fixed, or DefaultPartitions when this is the first start).
+	Partitions int
+	// Lease is the registration and lease TTL used when this instance
+	// creates the buckets (0: DefaultLease); an existing bucket's TTL wins.
+	Lease time.Duration
+}
+
+// instanceName is a valid instance name: one KV key token.
+var instanceName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$`)
+
+// ErrInstanceTaken: another live instance of the daemon has the name.
+var ErrInstanceTaken = errors.New("instance name in use")
+
+// Instance is this process's membership of a daemon's instances: its
+// registration and the leases it holds, renewed by Run. A lease counts as
+// held only until one lease period after its last renewal, so an instance
+// cut off from NATS stops acting before another one may take its work.
+type Instance struct {
+	bus         *Bus
+	opts        InstanceOptions
+	reg, leases jetstream.KeyValue
+	partitions  int
+	lease       time.Duration
+	started     time.Time
+	mu          sync.Mutex
+	regRev      uint64
+	owned       map[string]uint64 // work item -> lease revision
+	validUntil  time.Time
+}
+
+// Join registers an instance of a daemon, refusing a name a live instance
+// holds, and reads (or, first, fixes) the partition count.
+func (b *Bus) Join(ctx context.Context, o InstanceOptions) (*Instance, error) {
+	if !instanceName.MatchString(o.Instance) {
+		return nil, fmt.Errorf("--instance %q: want letters, digits, '-' and '_', up to 63, starting with a letter or digit", o.Instance)
+	}
+	if o.Lease <= 0 {
+		o.Lease = DefaultLease
+	}
+	reg, err := b.bucket(ctx, InstancesBucket, o.Lease)
+	if err != nil {
+		return nil, err
+	}
+	leases, err := b.bucket(ctx, LeasesBucket, o.Lease)
+	if err != nil {
+		return nil, err
+	}
+	n, err := b.fixPartitions(ctx, o.Partitions)
+	if err != nil {
+		return nil, err
+	}
+	st, err := reg.Status(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bucket %s: %w", InstancesBucket, err)
+	}
+	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}}
+	rev, err := reg.Create(ctx, in.regKey(), in.record())
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return nil, in.taken(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("register instance %s of %s: %w", o.Instance, o.Daemon, err)
+	}
+	in.regRev = rev
+	return in, nil
+}
+
+// taken is the error of a name already registered.
+func (in *Instance) taken(ctx context.Context) error {
+	why := ""
+	if e, err := in.reg.Get(ctx, in.regKey()); err == nil {
+		var r InstanceRecord
+		if json.Unmarshal(e.Value(), &r) == nil {
+			why = fmt.Sprintf(" (heartbeat %s ago, on NATS node %s)", time.Since(r.Heartbeat).Round(time.Second), r.Node)
+		}
+	}
+	return fmt.Errorf("%w: instance %q of %s is already running%s; give this one another --instance, or wait %s for a dead one's registration to expire",
+		ErrInstanceTaken, in.opts.Instance, in.opts.Daemon, why, in.lease)
+}
+
+// bucket opens a KV bucket, creating it with ttl if missing (0: no TTL).
+func (b *Bus) bucket(ctx context.Context, name string, ttl time.Duration) (jetstream.KeyValue, error) {
+	var kv jetstream.KeyValue
+	err := b.whileForming(ctx, "bucket "+name, func() (err error) {
+		kv, err = b.js.KeyValue(ctx, name)
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return err
+		}
+		kv, err = b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, History: 1, TTL: ttl, Storage: jetstream.FileStorage, Replicas: b.replicas})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = b.js.KeyValue(ctx, name)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bucket %s: %w", name, err)
+	}
+	return kv, nil
+}
+
+// fixPartitions returns the partition count: the one stored, or want (or
+// DefaultPartitions) stored by a create-only write on the first start. An
+// explicit want that differs from the stored count is an error.
+func (b *Bus) fixPartitions(ctx context.Context, want int) (int, error) {
+	if want < 0 {
+		return 0, fmt.Errorf("--partitions %d: must be positive", want)
+	}
+	kv, err := b.bucket(ctx, SettingsBucket, 0)
+	if err != nil {
+		return 0, err
+	}
+	first := want
+	if first == 0 {
+		first = DefaultPartitions
+	}
+	if _, err := kv.Create(ctx, partitionsKey, []byte(strconv.Itoa(first))); err == nil {
+		return first, nil
+	} else if !errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, fmt.Errorf("partition count: %w", err)
+	}
+	e, err := kv.Get(ctx, partitionsKey)
+	if err != nil {
+		return 0, fmt.Errorf("partition count: %w", err)
+	}
+	n, err := strconv.Atoi(string(e.Value()))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("partition count: bucket %s key %s holds %q, not a positive number", SettingsBucket, partitionsKey, e.Value())
+	}
+	if want != 0 && want != n {
+		return 0, fmt.Errorf("--partitions %d: this system was set up with %d partitions (bucket %s, key %s), fixed at its first start", want, n, SettingsBucket, partitionsKey)
+	}
+	return n, nil
+}
+
+// Partitions is the system's partition count.
+func (in *Instance) Partitions() int { return in.partitions }
+
+// Lease is how long a registration or lease lives without renewal.
+func (in *Instance) Lease() time.Duration { return in.lease }
+
+// Name is the instance's name.
+func (in *Instance) Name() string { return in.opts.Instance }
+
+// PartitionItems are the work items of n partitions: p0 … p<n-1>.
+func PartitionItems(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = events.PartitionItem(i)
+	}
+	return out
+}
+
+// Owns reports whether this instance holds work's lease now.
+func (in *Instance) Owns(work string) bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	_, ok := in.owned[work]
+	return ok && time.Now().Before(in.validUntil)
+}
+
+// Owned lists the work items whose leases this instance holds now.
+func (in *Instance) Owned() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if !time.Now().Before(in.validUntil) {
+		return nil
+	}
+	out := make([]string, 0, len(in.owned))
+	for w := range in.owned {
+		out = append(out, w)
+	}
+	slices.SortFunc(out, compareWork)
+	return out
+}
+
+// compareWork orders work items with their numbers as numbers (p2 < p10).
+func compareWork(a, b string) int {
+	na, ea := strconv.Atoi(strings.TrimPrefix(a, "p"))
+	nb, eb := strconv.Atoi(strings.TrimPrefix(b, "p"))
+	if ea == nil && eb == nil && strings.HasPrefix(a, "p") && strings.HasPrefix(b, "p") {
+		return na - nb
+	}
+	return strings.Compare(a, b)
+}
+
+func (in *Instance) regKey() string { return in.opts.Daemon + "." + in.opts.Instance }
+
+func (in *Instance) leaseKey(work string) string { return in.opts.Daemon + "." + work }
+
+func (in *Instance) record() []byte {
+	r := InstanceRecord{Daemon: in.opts.Daemon, Instance: in.opts.Instance, Version: in.opts.Version,
+		Node: in.bus.nc.ConnectedServerName(), Started: in.started, Heartbeat: time.Now().UTC(), Owns: in.ownedLocked()}
+	data, _ := json.Marshal(r)
+	return data
+}
+
+func (in *Instance) ownedLocked() []string {
+	out := make([]string, 0, len(in.owned))
+	for w := range in.owned {
+		out = append(out, w)
+	}
+	slices.SortFunc(out, compareWork)
+	return out
+}
+
+// Balance runs one round: it renews the registration and the leases held,
+// then takes free work items up to this instance's fair share of work
+// (live instances of the daemon share it evenly, in name order) and
+// releases what it holds beyond it, so that a joining instance gets its
+// share. It returns the items gained and lost. An error that means the
+// name is someone else's now (ErrInstanceTaken) is fatal; others leave the
+// leases to expire on time.
+func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []string, err error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	round := time.Now()
+	before := maps.Clone(in.owned)
+	ok := true
+	for w, rev := range in.owned {
+		nrev, err := in.leases.Update(ctx, in.leaseKey(w), []byte(in.opts.Instance), rev)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			nrev, err = in.leases.Create(ctx, in.leaseKey(w), []byte(in.opts.Instance))
+		}
+		switch {
+		case err == nil:
+			in.owned[w] = nrev
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists):
+			delete(in.owned, w) // expired and taken by another
+		default:
+			ok = false
+		}
+	}
+	if err := in.renewRegistration(ctx); err != nil {
+		if errors.Is(err, ErrInstanceTaken) {
+			in.owned = map[string]uint64{}
+			return nil, sortedKeys(before), err
+		}
+		ok = false
+	}
+	if ok {
+		in.validUntil = round.Add(in.lease)
+		in.share(ctx, work)
+	} else if !round.Before(in.validUntil) {
+		in.owned = map[string]uint64{} // cut off longer than a lease: another owns them now
+	}
+	for w := range in.owned {
+		if _, had := before[w]; !had {
+			gained = append(gained, w)
+		}
+	}
+	for w := range before {
+		if _, has := in.owned[w]; !has {
+			lost = append(lost, w)
+		}
+	}
+	slices.SortFunc(gained, compareWork)
+	slices.SortFunc(lost, compareWork)
+	return gained, lost, nil
+}
+
+// share takes free items up to the fair share and releases the surplus.
+func (in *Instance) share(ctx context.Context, work []string) {
+	live, err := in.live(ctx)
+	if err != nil {
+		return
+	}
+	quota := fairShare(len(work), live, in.opts.Instance)
+	for w, rev := range in.owned {
+		if !slices.Contains(work, w) {
+			_ = in.leases.Delete(ctx, in.leaseKey(w), jetstream.LastRevision(rev))
+			delete(in.owned, w)
+		}
+	}
+	for _, w := range work {
+		if len(in.owned) >= quota {
+			break
+		}
+		if _, has := in.owned[w]; has {
+			continue
+		}
+		if rev, err := in.leases.Create(ctx, in.leaseKey(w), []byte(in.opts.Instance)); err == nil {
+			in.owned[w] = rev
+		}
+	}
+	held := in.ownedLocked()
+	for i := len(held) - 1; i >= 0 && len(in.owned) > quota; i-- {
+		w := held[i]
+		if err := in.leases.Delete(ctx, in.leaseKey(w), jetstream.LastRevision(in.owned[w])); err == nil {
+			delete(in.owned, w)
+		}
+	}
+}
+
+// fairShare is how many of n items instance me holds when live instances
+// (sorted names) share them evenly, the first ones taking the remainder.
+func fairShare(n int, live []string, me string) int {
+	i := slices.Index(live, me)
+	if i < 0 || len(live) == 0 {
+		return n
+	}
+	q := n / len(live)
+	if i < n%len(live) {
+		q++
+	}
+	return q
+}
+
+// live lists the registered instances of this daemon, sorted.
+func (in *Instance) live(ctx context.Context) ([]string, error) {
+	rs, err := records[InstanceRecord](ctx, in.reg, in.opts.Daemon+".>")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, r.Instance)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// renewRegistration writes the heartbeat; a registration that expired is
+// made again unless another instance has taken the name meanwhile.
+func (in *Instance) renewRegistration(ctx context.Context) error {
+	rev, err := in.reg.Update(ctx, in.regKey(), in.record(), in.regRev)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		rev, err = in.reg.Create(ctx, in.regKey(), in.record())
+	}
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		return in.taken(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	in.regRev = rev
+	return nil
+}
+
+// Run balances every third of a lease until ctx is done, calling changed
+// (never concurrently) with what each round gained and lost; work lists the
+// daemon's work items at each round. It returns ErrInstanceTaken when
+// another instance took the name; then it holds nothing.
+func (in *Instance) Run(ctx context.Context, work func() []string, changed func(gained, lost []string)) error {
+	t := time.NewTicker(max(in.lease/3, 100*time.Millisecond))
+	defer t.Stop()
+	defer in.leave()
+	for {
+		gained, lost, err := in.Balance(ctx, work())
+		if len(gained) > 0 || len(lost) > 0 {
+			in.bus.log.Info("work moved", zap.String("daemon", in.opts.Daemon), zap.String("instance", in.opts.Instance), zap.Strings("gained", gained), zap.Strings("lost", lost))
+			changed(gained, lost)
+		}
+		if err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// leave releases the leases and the registration, so that others take the
+// work at once rather than after a lease period.
+func (in *Instance) leave() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for w, rev := range in.owned {
+		_ = in.leases.Delete(ctx, in.leaseKey(w), jetstream.LastRevision(rev))
+	}
+	in.owned = map[string]uint64{}
+	_ = in.reg.Delete(ctx, in.regKey(), jetstream.LastRevision(in.regRev))
+}
+
+// Instances reads every registered instance and held lease, and the
+// partition count (0 when no instance has started).
+func (b *Bus) Instances(ctx context.Context) ([]InstanceRecord, []LeaseRecord, int, error) {
+	var regs []InstanceRecord
+	var leases []LeaseRecord
+	n := 0
+	if kv, err := b.js.KeyValue(ctx, SettingsBucket); err == nil {
+		if e, err := kv.Get(ctx, partitionsKey); err == nil {
+			n, _ = strconv.Atoi(string(e.Value()))
+		}
+	}
+	if kv, err := b.js.KeyValue(ctx, InstancesBucket); err == nil {
+		if regs, err = records[InstanceRecord](ctx, kv, ">"); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	if kv, err := b.js.KeyValue(ctx, LeasesBucket); err == nil {
+		es, err := entries(ctx, kv, ">")
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		for _, e := range es {
+			daemon, work, _ := strings.Cut(e.Key(), ".")
+			leases = append(leases, LeaseRecord{Daemon: daemon, Work: work, Instance: string(e.Value())})
+		}
+	}
+	return regs, leases, n, nil
+}
+
+// records decodes the JSON values of the keys matching filter.
+func records[T any](ctx context.Context, kv jetstream.KeyValue, filter string) ([]T, error) {
+	es, err := entries(ctx, kv, filter)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, 0, len(es))
+	for _, e := range es {
+		var r T
+		if json.Unmarshal(e.Value(), &r) == nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// entries reads the current value of every key matching filter.
+func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
+	w, err := kv.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = w.Stop() }()
+	var out []jetstream.KeyValueEntry
+	for {
+		select {
+		case e := <-w.Updates():
+			if e == nil {
+				return out, nil
+			}
+			out = append(out, e)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func sortedKeys(m map[string]uint64) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.SortFunc(out, compareWork)
+	return out
+}

@@ -1,0 +1,153 @@
+package natsbus_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flotilla-io/flotilla/events/eventstest"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+func join(t *testing.T, bus *natsbus.Bus, name string, partitions int) (*natsbus.Instance, error) {
+	t.Helper()
+	return bus.Join(context.Background(), natsbus.InstanceOptions{Daemon: "schedulerd", Instance: name, Version: "test", Partitions: partitions, Lease: time.Second})
+}
+
+func TestAnInstanceNameAndThePartitionCountAreCheckedOnJoin(t *testing.T) {
+	tests := []struct {
+		name       string
+		second     string
+		partitions int
+		wantErr    string // "" : joins
+	}{
+		{"a second instance with another name joins", "b", 0, ""},
+		{"a second instance with the same name is refused", "a", 0, `instance "a" of schedulerd is already running`},
+		{"an instance asking for the fixed count joins", "b", 8, ""},
+		{"an instance asking for another count is refused", "b", 4, "--partitions 4: this system was set up with 8 partitions"},
+		{"an instance name that is no key token is refused", "a.b", 0, `--instance "a.b"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, bus := eventstest.Server(t)
+			first, err := join(t, bus, "a", 8)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first.Partitions() != 8 {
+				t.Fatalf("partitions: want 8, got %d", first.Partitions())
+			}
+			second, err := join(t, bus, tt.second, tt.partitions)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("want a join, got %v", err)
+				}
+				if second.Partitions() != 8 {
+					t.Fatalf("partitions: want the fixed 8, got %d", second.Partitions())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("want an error containing %q, got %v", tt.wantErr, err)
+			}
+		})
+	}
+}
+
+// run balances in until the test ends.
+func run(t *testing.T, in *natsbus.Instance, items []string) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- in.Run(ctx, func() []string { return items }, func(_, _ []string) {}) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return cancel
+}
+
+func TestASecondInstanceTakesHalfThePartitionsAndAllWhenTheFirstStops(t *testing.T) {
+	url, bus := eventstest.Server(t)
+	items := natsbus.PartitionItems(16)
+	a, err := join(t, bus, "a", 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopA := run(t, a, items)
+	waitFor(t, "a to own every partition", func() bool { return len(a.Owned()) == 16 })
+
+	b, err := join(t, eventstest.Connect(t, url), "b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, b, items)
+	waitFor(t, "a and b to hold 8 each", func() bool { return len(a.Owned()) == 8 && len(b.Owned()) == 8 })
+	for _, w := range a.Owned() {
+		if b.Owns(w) {
+			t.Fatalf("%s is owned by both", w)
+		}
+	}
+	_, leases, n, err := bus.Instances(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]int{}
+	for _, l := range leases {
+		held[l.Instance]++
+	}
+	if diff := cmp.Diff(map[string]int{"a": 8, "b": 8}, held); diff != "" || n != 16 {
+		t.Fatalf("leases (-want +got):\n%s partitions %d", diff, n)
+	}
+
+	stopA()
+	waitFor(t, "b to own every partition", func() bool { return len(b.Owned()) == 16 })
+}
+
+func TestAnInstanceKilledWithoutLeavingLosesItsPartitionsWithinALease(t *testing.T) {
+	url, _ := eventstest.Server(t)
+	items := natsbus.PartitionItems(4)
+	killed := eventstest.Connect(t, url)
+	a, err := join(t, killed, "a", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Balance(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
+	killed.Close() // gone without releasing anything, as after SIGKILL
+	b, err := join(t, eventstest.Connect(t, url), "b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	run(t, b, items)
+	waitFor(t, "b to own every partition", func() bool { return len(b.Owned()) == 4 })
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("takeover took %s, want within about one lease (1s)", took)
+	}
+	if a.Owns("p0") {
+		t.Fatal("the cut-off instance still counts p0 as its own past its lease")
+	}
+}
+
+func TestTheNameOfAnExpiredInstanceCanBeTakenAgain(t *testing.T) {
+	url, _ := eventstest.Server(t)
+	killed := eventstest.Connect(t, url)
+	if _, err := join(t, killed, "a", 0); err != nil {
+		t.Fatal(err)
+	}
+	killed.Close()
+	bus := eventstest.Connect(t, url)
+	_, err := join(t, bus, "a", 0)
+	if !errors.Is(err, natsbus.ErrInstanceTaken) {
+		t.Fatalf("right after: want ErrInstanceTaken, got %v", err)
+	}
+	waitFor(t, "the registration to expire", func() bool {
+		_, err := join(t, bus, "a", 0)
+		return err == nil
+	})
+}
