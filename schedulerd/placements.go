@@ -102,7 +102,7 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 // current placement carries); core.Decide holds the rules.
 func (h *Handler) decide(ctx context.Context, cause events.Event, k events.ObjectKey, evs []events.Eviction) error {
 	b, ok := h.book.bindings[k]
-	if !ok {
+	if !ok || !h.owns(k) {
 		return nil
 	}
 	last, hadLast := h.book.placements[k]

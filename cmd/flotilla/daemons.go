@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -33,6 +34,8 @@ type daemonFlags struct {
 	metricsAddr    string
 	credentialsKey string
 	streamReplicas int
+	partitions     int
+	lease          time.Duration
 	policy         policyd.Config
 	sched          schedulerd.Config
 	health         healthd.Config
@@ -57,7 +60,9 @@ func defaultCredentialsKey() string {
 // registerProcess registers the flags of the process, which every daemon
 // it runs shares; credentials: one of them opens sealed kubeconfigs.
 func (f *daemonFlags) registerProcess(fs *pflag.FlagSet, defaultMetrics string, credentials bool) {
-	fs.StringVar(&f.instance, "instance", "0", "instance name, used in event sources (/<daemon>/<instance>)")
+	fs.StringVar(&f.instance, "instance", defaultInstance(), "instance name, unique among the running instances of each daemon; used in event sources (/<daemon>/<instance>) and consumer names")
+	fs.IntVar(&f.partitions, "partitions", 0, fmt.Sprintf("partitions templates are shared out by among instances, fixed at the system's first start (default: the fixed count, or %d)", natsbus.DefaultPartitions))
+	fs.DurationVar(&f.lease, "lease", 0, fmt.Sprintf("how long a dead instance's partitions wait for another owner; used only when this start creates the lease buckets (default %s)", natsbus.DefaultLease))
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetrics, "address of /metrics, /healthz and /readyz (empty: off)")
 	fs.IntVar(&f.streamReplicas, "stream-replicas", 0, "copies of each stream kept by the NATS cluster; an existing stream with fewer is scaled up (default: 3 when the cluster has three or more nodes, else 1)")
 	if credentials {
@@ -253,7 +258,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 		return d.Run, nil
 	case "schedulerd":
 		cfg := f.sched
-		cfg.Instance = f.instance
+		cfg.Instance, cfg.Version, cfg.Partitions, cfg.Lease = f.instance, cliVersion(), f.partitions, f.lease
 		d, err := schedulerd.New(cfg, schedulerd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg})
 		if err != nil {
 			return nil, err
@@ -450,4 +455,21 @@ registers the admin credentials beside it for every URL of --nats-url.`,
 	tlsf.register(c.Flags())
 	f.registerAll(c.Flags())
 	return c
+}
+
+// defaultInstance names an instance after its host and process, so that
+// instances started with no --instance never collide.
+func defaultInstance() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "flotilla"
+	}
+	host = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, strings.SplitN(host, ".", 2)[0])
+	name := fmt.Sprintf("%s-%d", host, os.Getpid())
+	return strings.TrimLeft(name[max(0, len(name)-63):], "-_")
 }

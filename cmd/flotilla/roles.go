@@ -55,6 +55,9 @@ func roleGrant(req natsbus.IssueRequest) (natsbus.Grant, error) {
 		for _, s := range events.Streams {
 			g.Read = append(g.Read, s.Name)
 		}
+		for _, b := range natsbus.CoordinationBuckets {
+			g.Read = append(g.Read, "KV_"+b) // flotilla get instances
+		}
 		return g, nil
 	case roleConsole:
 		// What the web console reads and follows (consoleStreams); it
@@ -69,7 +72,7 @@ func roleGrant(req natsbus.IssueRequest) (natsbus.Grant, error) {
 	case "policyd":
 		return daemonGrant("policyd", policyd.Consumers(policyd.DefaultConfig())), nil
 	case "schedulerd":
-		return daemonGrant("schedulerd", schedulerd.Consumers(schedulerd.DefaultConfig())), nil
+		return daemonGrant("schedulerd", schedulerd.EveryConsumer()), nil
 	case "healthd":
 		return daemonGrant("healthd", healthd.Consumers(healthd.DefaultConfig())), nil
 	case "executord":
@@ -86,7 +89,7 @@ func roleGrant(req natsbus.IssueRequest) (natsbus.Grant, error) {
 // daemonGrant derives a daemon's grant from the catalogue rows it produces
 // and its consumers.
 func daemonGrant(daemon string, consumers []natsbus.ConsumerSpec) natsbus.Grant {
-	g := natsbus.Grant{EnsureStreams: true}
+	g := natsbus.Grant{EnsureStreams: true, Buckets: natsbus.CoordinationBuckets}
 	for _, e := range events.Catalogue {
 		if !producedBy(e, daemon) {
 			continue

@@ -35,6 +35,9 @@ type Grant struct {
 	Scoped []ScopedRead
 	// Reader is the consumer name scoped reads use (Options.Reader).
 	Reader string
+	// Buckets are the KV buckets it reads and writes, creating them if
+	// missing (CoordinationBuckets: instances, leases, settings).
+	Buckets []string
 }
 
 // ScopedRead is the part of a stream a scoped grant reads (Grant.Scoped).
@@ -96,6 +99,14 @@ func (g Grant) Permissions(inbox string) Permissions {
 	if len(g.Consume) > 0 && g.Reader == "" {
 		// Handling an unreadable message looks up earlier dead letters.
 		p.Publish = append(p.Publish, readSubjects(events.StreamDeadLetter)...)
+	}
+	if len(g.Buckets) > 0 {
+		// Opening a bucket asks for the account's JetStream info first.
+		p.Publish = append(p.Publish, jsAPI+"INFO")
+	}
+	for _, b := range g.Buckets {
+		p.Publish = append(p.Publish, readSubjects("KV_"+b)...)
+		p.Publish = append(p.Publish, jsAPI+"STREAM.CREATE.KV_"+b, "$KV."+b+".>")
 	}
 	if g.EnsureStreams {
 		for _, s := range events.Streams {

@@ -40,24 +40,6 @@ const (
 	DefaultLease      = 10 * time.Second
 )
 
-// InstanceRecord is one running instance, as it registers itself.
-type InstanceRecord struct {
-	Daemon    string    `json:"daemon"`
-	Instance  string    `json:"instance"`
-	Version   string    `json:"version"`
-	Node      string    `json:"node"` // the NATS server it is connected to
-	Started   time.Time `json:"started"`
-	Heartbeat time.Time `json:"heartbeat"`
-	Owns      []string  `json:"owns"` // its leases' work items (p3, cluster1)
-}
-
-// LeaseRecord is one held lease: daemon's work item owned by instance.
-type LeaseRecord struct {
-	Daemon   string `json:"daemon"`
-	Work     string `json:"work"`
-	Instance string `json:"instance"`
-}
-
 // InstanceOptions are what an instance joins with.
 type InstanceOptions struct {
 	Daemon, Instance, Version string
@@ -88,8 +70,12 @@ type Instance struct {
 	started     time.Time
 	mu          sync.Mutex
 	regRev      uint64
-	owned       map[string]uint64 // work item -> lease revision
-	validUntil  time.Time
+	// slot: whose durable consumers it reads (SlotConsumer), and the
+	// revision of its lease.
+	slot       int
+	slotRev    uint64
+	owned      map[string]uint64 // work item -> lease revision
+	validUntil time.Time
 }
 
 // Join registers an instance of a daemon, refusing a name a live instance
@@ -126,14 +112,43 @@ func (b *Bus) Join(ctx context.Context, o InstanceOptions) (*Instance, error) {
 		return nil, fmt.Errorf("register instance %s of %s: %w", o.Instance, o.Daemon, err)
 	}
 	in.regRev = rev
+	if err := in.claimSlot(ctx); err != nil {
+		_ = reg.Delete(ctx, in.regKey(), jetstream.LastRevision(rev))
+		return nil, err
+	}
 	return in, nil
 }
+
+// claimSlot takes the lowest free slot.
+func (in *Instance) claimSlot(ctx context.Context) error {
+	for slot := range MaxInstances {
+		rev, err := in.leases.Create(ctx, in.slotKey(slot), []byte(in.opts.Instance))
+		if err == nil {
+			in.slot, in.slotRev = slot, rev
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("instance slot of %s: %w", in.opts.Daemon, err)
+		}
+	}
+	return fmt.Errorf("%d instances of %s are running already, the most one system runs (their slots expire %s after they stop)", MaxInstances, in.opts.Daemon, in.lease)
+}
+
+// Slot is the instance's slot: its durable consumers are the slot's.
+func (in *Instance) Slot() int { return in.slot }
+
+func (in *Instance) slotKey(slot int) string {
+	return in.opts.Daemon + "." + slotWork + strconv.Itoa(slot)
+}
+
+// slotWork prefixes the lease keys of slots, which are no work item.
+const slotWork = "slot."
 
 // taken is the error of a name already registered.
 func (in *Instance) taken(ctx context.Context) error {
 	why := ""
 	if e, err := in.reg.Get(ctx, in.regKey()); err == nil {
-		var r InstanceRecord
+		var r events.InstanceRecord
 		if json.Unmarshal(e.Value(), &r) == nil {
 			why = fmt.Sprintf(" (heartbeat %s ago, on NATS node %s)", time.Since(r.Heartbeat).Round(time.Second), r.Node)
 		}
@@ -233,18 +248,8 @@ func (in *Instance) Owned() []string {
 	for w := range in.owned {
 		out = append(out, w)
 	}
-	slices.SortFunc(out, compareWork)
+	slices.SortFunc(out, events.CompareWork)
 	return out
-}
-
-// compareWork orders work items with their numbers as numbers (p2 < p10).
-func compareWork(a, b string) int {
-	na, ea := strconv.Atoi(strings.TrimPrefix(a, "p"))
-	nb, eb := strconv.Atoi(strings.TrimPrefix(b, "p"))
-	if ea == nil && eb == nil && strings.HasPrefix(a, "p") && strings.HasPrefix(b, "p") {
-		return na - nb
-	}
-	return strings.Compare(a, b)
 }
 
 func (in *Instance) regKey() string { return in.opts.Daemon + "." + in.opts.Instance }
@@ -252,7 +257,7 @@ func (in *Instance) regKey() string { return in.opts.Daemon + "." + in.opts.Inst
 func (in *Instance) leaseKey(work string) string { return in.opts.Daemon + "." + work }
 
 func (in *Instance) record() []byte {
-	r := InstanceRecord{Daemon: in.opts.Daemon, Instance: in.opts.Instance, Version: in.opts.Version,
+	r := events.InstanceRecord{Daemon: in.opts.Daemon, Instance: in.opts.Instance, Version: in.opts.Version,
 		Node: in.bus.nc.ConnectedServerName(), Started: in.started, Heartbeat: time.Now().UTC(), Owns: in.ownedLocked()}
 	data, _ := json.Marshal(r)
 	return data
@@ -263,7 +268,7 @@ func (in *Instance) ownedLocked() []string {
 	for w := range in.owned {
 		out = append(out, w)
 	}
-	slices.SortFunc(out, compareWork)
+	slices.SortFunc(out, events.CompareWork)
 	return out
 }
 
@@ -317,8 +322,8 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 			lost = append(lost, w)
 		}
 	}
-	slices.SortFunc(gained, compareWork)
-	slices.SortFunc(lost, compareWork)
+	slices.SortFunc(gained, events.CompareWork)
+	slices.SortFunc(lost, events.CompareWork)
 	return gained, lost, nil
 }
 
@@ -371,7 +376,7 @@ func fairShare(n int, live []string, me string) int {
 
 // live lists the registered instances of this daemon, sorted.
 func (in *Instance) live(ctx context.Context) ([]string, error) {
-	rs, err := records[InstanceRecord](ctx, in.reg, in.opts.Daemon+".>")
+	rs, err := records[events.InstanceRecord](ctx, in.reg, in.opts.Daemon+".>")
 	if err != nil {
 		return nil, err
 	}
@@ -386,6 +391,17 @@ func (in *Instance) live(ctx context.Context) ([]string, error) {
 // renewRegistration writes the heartbeat; a registration that expired is
 // made again unless another instance has taken the name meanwhile.
 func (in *Instance) renewRegistration(ctx context.Context) error {
+	srev, err := in.leases.Update(ctx, in.slotKey(in.slot), []byte(in.opts.Instance), in.slotRev)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		srev, err = in.leases.Create(ctx, in.slotKey(in.slot), []byte(in.opts.Instance))
+	}
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("%w: slot %d of %s, whose consumers instance %s reads, went to another instance while this one was cut off", ErrInstanceTaken, in.slot, in.opts.Daemon, in.opts.Instance)
+	}
+	if err != nil {
+		return err
+	}
+	in.slotRev = srev
 	rev, err := in.reg.Update(ctx, in.regKey(), in.record(), in.regRev)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		rev, err = in.reg.Create(ctx, in.regKey(), in.record())
@@ -436,14 +452,15 @@ func (in *Instance) leave() {
 		_ = in.leases.Delete(ctx, in.leaseKey(w), jetstream.LastRevision(rev))
 	}
 	in.owned = map[string]uint64{}
+	_ = in.leases.Delete(ctx, in.slotKey(in.slot), jetstream.LastRevision(in.slotRev))
 	_ = in.reg.Delete(ctx, in.regKey(), jetstream.LastRevision(in.regRev))
 }
 
 // Instances reads every registered instance and held lease, and the
 // partition count (0 when no instance has started).
-func (b *Bus) Instances(ctx context.Context) ([]InstanceRecord, []LeaseRecord, int, error) {
-	var regs []InstanceRecord
-	var leases []LeaseRecord
+func (b *Bus) Instances(ctx context.Context) ([]events.InstanceRecord, []events.LeaseRecord, int, error) {
+	var regs []events.InstanceRecord
+	var leases []events.LeaseRecord
 	n := 0
 	if kv, err := b.js.KeyValue(ctx, SettingsBucket); err == nil {
 		if e, err := kv.Get(ctx, partitionsKey); err == nil {
@@ -451,7 +468,7 @@ func (b *Bus) Instances(ctx context.Context) ([]InstanceRecord, []LeaseRecord, i
 		}
 	}
 	if kv, err := b.js.KeyValue(ctx, InstancesBucket); err == nil {
-		if regs, err = records[InstanceRecord](ctx, kv, ">"); err != nil {
+		if regs, err = records[events.InstanceRecord](ctx, kv, ">"); err != nil {
 			return nil, nil, 0, err
 		}
 	}
@@ -462,7 +479,10 @@ func (b *Bus) Instances(ctx context.Context) ([]InstanceRecord, []LeaseRecord, i
 		}
 		for _, e := range es {
 			daemon, work, _ := strings.Cut(e.Key(), ".")
-			leases = append(leases, LeaseRecord{Daemon: daemon, Work: work, Instance: string(e.Value())})
+			if strings.HasPrefix(work, slotWork) {
+				continue
+			}
+			leases = append(leases, events.LeaseRecord{Daemon: daemon, Work: work, Instance: string(e.Value())})
 		}
 	}
 	return regs, leases, n, nil
@@ -510,6 +530,29 @@ func sortedKeys(m map[string]uint64) []string {
 	for k := range m {
 		out = append(out, k)
 	}
-	slices.SortFunc(out, compareWork)
+	slices.SortFunc(out, events.CompareWork)
 	return out
 }
+
+// MaxInstances is how many instances of one daemon run at once: each holds
+// one slot, and its durable consumers are the slot's (SlotConsumer).
+const MaxInstances = 8
+
+// SlotConsumer names the durable consumer of purpose base
+// ("schedulerd-policy") that the instance holding slot reads through. Every
+// instance of a partitioned daemon reads every event into its state, so
+// each has consumers of its own; they are named by slot, not by instance,
+// so that credentials can list them (a consumer name is one subject token:
+// NATS cannot grant a prefix of one), a restarted instance resumes where a
+// dead one left off, and slot 0 keeps the names of a single instance. This
+// is the one place those names are made.
+func SlotConsumer(base string, slot int) string {
+	if slot == 0 {
+		return base
+	}
+	return base + "-" + strconv.Itoa(slot)
+}
+
+// SlotInactivity is how long the consumers of slots above 0 outlive their
+// last reader; slot 0's are the standing ones and stay.
+const SlotInactivity = time.Hour

@@ -3,6 +3,7 @@ package natsbus_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -150,4 +151,25 @@ func TestTheNameOfAnExpiredInstanceCanBeTakenAgain(t *testing.T) {
 		_, err := join(t, bus, "a", 0)
 		return err == nil
 	})
+}
+
+func TestEachInstanceHoldsItsOwnSlotAndANinthIsRefused(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	var slots []int
+	for i := range natsbus.MaxInstances {
+		in, err := join(t, bus, fmt.Sprintf("i%d", i), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots = append(slots, in.Slot())
+	}
+	if diff := cmp.Diff([]int{0, 1, 2, 3, 4, 5, 6, 7}, slots); diff != "" {
+		t.Errorf("slots (-want +got):\n%s", diff)
+	}
+	if _, err := join(t, bus, "ninth", 0); err == nil || !strings.Contains(err.Error(), "8 instances of schedulerd are running already") {
+		t.Errorf("a ninth instance: want refused, got %v", err)
+	}
+	if got := natsbus.SlotConsumer("schedulerd-policy", 0); got != "schedulerd-policy" {
+		t.Errorf("slot 0's consumer is %q, want a single instance's name schedulerd-policy", got)
+	}
 }
