@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -104,22 +103,21 @@ func (b *Bus) Join(ctx context.Context, o InstanceOptions) (*Instance, error) {
 		return nil, fmt.Errorf("bucket %s: %w", InstancesBucket, err)
 	}
 	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}}
-	rev, err := reg.Create(ctx, in.regKey(), in.record())
-	if errors.Is(err, jetstream.ErrKeyExists) {
-		return nil, in.taken(ctx)
-	}
+	rev, err := in.register(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("register instance %s of %s: %w", o.Instance, o.Daemon, err)
+		return nil, err
 	}
 	in.regRev = rev
-	if err := in.claimSlot(ctx); err != nil {
+	// A slot a dead instance held is free within a lease.
+	err = in.untilExpired(ctx, in.claimSlot)
+	if err != nil {
 		_ = reg.Delete(ctx, in.regKey(), jetstream.LastRevision(rev))
 		return nil, err
 	}
 	return in, nil
 }
 
-// claimSlot takes the lowest free slot.
+// claimSlot takes the lowest free slot; ErrKeyExists when none is.
 func (in *Instance) claimSlot(ctx context.Context) error {
 	for slot := range MaxInstances {
 		rev, err := in.leases.Create(ctx, in.slotKey(slot), []byte(in.opts.Instance))
@@ -131,7 +129,7 @@ func (in *Instance) claimSlot(ctx context.Context) error {
 			return fmt.Errorf("instance slot of %s: %w", in.opts.Daemon, err)
 		}
 	}
-	return fmt.Errorf("%d instances of %s are running already, the most one system runs (their slots expire %s after they stop)", MaxInstances, in.opts.Daemon, in.lease)
+	return fmt.Errorf("%d instances of %s are running already, the most one system runs: %w", MaxInstances, in.opts.Daemon, jetstream.ErrKeyExists)
 }
 
 // Slot is the instance's slot: its durable consumers are the slot's.
@@ -143,6 +141,57 @@ func (in *Instance) slotKey(slot int) string {
 
 // slotWork prefixes the lease keys of slots, which are no work item.
 const slotWork = "slot."
+
+// register makes the instance's registration. A name registered already
+// is waited on for one lease: a dead instance's registration expires
+// (a process restarted under its old name right after a crash joins),
+// a live one's is renewed meanwhile, and the name is refused as soon as
+// that is seen.
+func (in *Instance) register(ctx context.Context) (uint64, error) {
+	var seen uint64
+	var rev uint64
+	err := in.untilExpired(ctx, func(ctx context.Context) error {
+		var err error
+		rev, err = in.reg.Create(ctx, in.regKey(), in.record())
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return err
+		}
+		if e, gerr := in.reg.Get(ctx, in.regKey()); gerr == nil {
+			if seen != 0 && e.Revision() != seen {
+				return errLive
+			}
+			seen = e.Revision()
+		}
+		return err
+	})
+	if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, errLive) {
+		return 0, in.taken(ctx)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("register instance %s of %s: %w", in.opts.Instance, in.opts.Daemon, err)
+	}
+	return rev, nil
+}
+
+// errLive: a registration was renewed while waited on.
+var errLive = errors.New("renewed")
+
+// untilExpired calls try until it returns anything but ErrKeyExists or
+// about one lease has passed (what a dead holder's key takes to expire).
+func (in *Instance) untilExpired(ctx context.Context, try func(context.Context) error) error {
+	deadline := time.Now().Add(in.lease + in.lease/2)
+	for {
+		err := try(ctx)
+		if !errors.Is(err, jetstream.ErrKeyExists) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(max(in.lease/10, 50*time.Millisecond)):
+		}
+	}
+}
 
 // taken is the error of a name already registered.
 func (in *Instance) taken(ctx context.Context) error {
@@ -456,75 +505,6 @@ func (in *Instance) leave() {
 	_ = in.reg.Delete(ctx, in.regKey(), jetstream.LastRevision(in.regRev))
 }
 
-// Instances reads every registered instance and held lease, and the
-// partition count (0 when no instance has started).
-func (b *Bus) Instances(ctx context.Context) ([]events.InstanceRecord, []events.LeaseRecord, int, error) {
-	var regs []events.InstanceRecord
-	var leases []events.LeaseRecord
-	n := 0
-	if kv, err := b.js.KeyValue(ctx, SettingsBucket); err == nil {
-		if e, err := kv.Get(ctx, partitionsKey); err == nil {
-			n, _ = strconv.Atoi(string(e.Value()))
-		}
-	}
-	if kv, err := b.js.KeyValue(ctx, InstancesBucket); err == nil {
-		if regs, err = records[events.InstanceRecord](ctx, kv, ">"); err != nil {
-			return nil, nil, 0, err
-		}
-	}
-	if kv, err := b.js.KeyValue(ctx, LeasesBucket); err == nil {
-		es, err := entries(ctx, kv, ">")
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		for _, e := range es {
-			daemon, work, _ := strings.Cut(e.Key(), ".")
-			if strings.HasPrefix(work, slotWork) {
-				continue
-			}
-			leases = append(leases, events.LeaseRecord{Daemon: daemon, Work: work, Instance: string(e.Value())})
-		}
-	}
-	return regs, leases, n, nil
-}
-
-// records decodes the JSON values of the keys matching filter.
-func records[T any](ctx context.Context, kv jetstream.KeyValue, filter string) ([]T, error) {
-	es, err := entries(ctx, kv, filter)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(es))
-	for _, e := range es {
-		var r T
-		if json.Unmarshal(e.Value(), &r) == nil {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// entries reads the current value of every key matching filter.
-func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
-	w, err := kv.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = w.Stop() }()
-	var out []jetstream.KeyValueEntry
-	for {
-		select {
-		case e := <-w.Updates():
-			if e == nil {
-				return out, nil
-			}
-			out = append(out, e)
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
 func sortedKeys(m map[string]uint64) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -533,26 +513,3 @@ func sortedKeys(m map[string]uint64) []string {
 	slices.SortFunc(out, events.CompareWork)
 	return out
 }
-
-// MaxInstances is how many instances of one daemon run at once: each holds
-// one slot, and its durable consumers are the slot's (SlotConsumer).
-const MaxInstances = 8
-
-// SlotConsumer names the durable consumer of purpose base
-// ("schedulerd-policy") that the instance holding slot reads through. Every
-// instance of a partitioned daemon reads every event into its state, so
-// each has consumers of its own; they are named by slot, not by instance,
-// so that credentials can list them (a consumer name is one subject token:
-// NATS cannot grant a prefix of one), a restarted instance resumes where a
-// dead one left off, and slot 0 keeps the names of a single instance. This
-// is the one place those names are made.
-func SlotConsumer(base string, slot int) string {
-	if slot == 0 {
-		return base
-	}
-	return base + "-" + strconv.Itoa(slot)
-}
-
-// SlotInactivity is how long the consumers of slots above 0 outlive their
-// last reader; slot 0's are the standing ones and stay.
-const SlotInactivity = time.Hour
