@@ -124,7 +124,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if _, _, err := in.Balance(ctx, items); err != nil {
 		return err
 	}
-	if err := d.h.Reconcile(ctx, func(events.ObjectKey) bool { return true }); err != nil {
+	if err := d.h.Reconcile(ctx, everyKey); err != nil {
 		return err
 	}
 	var consumers []*natsbus.Consumer

@@ -19,6 +19,9 @@ func (h *Handler) SetOwner(owns func(events.ObjectKey) bool) {
 	h.owner = owns
 }
 
+// everyKey keeps every template (Reconcile at start-up).
+func everyKey(events.ObjectKey) bool { return true }
+
 // owns reports whether this instance decides k now.
 func (h *Handler) owns(k events.ObjectKey) bool { return h.owner == nil || h.owner(k) }
 

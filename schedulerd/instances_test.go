@@ -14,6 +14,8 @@ import (
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/internal/observe"
+	"github.com/flotilla-io/flotilla/schedulerd/core"
+	"github.com/flotilla-io/flotilla/schedulerd/plugins"
 )
 
 // runInstance runs schedulerd instance name on its own connection to url.
@@ -129,5 +131,43 @@ func TestTwoSchedulerdInstancesShareTheTemplatesAndOneTakesAllWhenTheOtherStops(
 		if got := by[name][len(by[name])-1]; got != "b" {
 			t.Errorf("%s: revision 2 decided by %s, want b", name, got)
 		}
+	}
+}
+
+// A template bound and removed while its partition had no owner is
+// withdrawn by the instance that takes the partition over, from the
+// placement its previous owner stored; nothing is decided meanwhile.
+func TestATemplateRemovedWhileNobodyOwnedItIsWithdrawnByTheInstanceTakingItOver(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
+	join(t, h, "cluster1", true)
+	before := len(rec.Events)
+	owned := false
+	h.SetOwner(func(events.ObjectKey) bool { return owned })
+	ctx := context.Background()
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, weighted(3, 1, map[string]int64{"cluster1": 1}))); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, ev(t, events.TypeBindingRemoved, events.Binding{Key: key, APIVersion: "apps/v1", Generation: 1, Revision: 2})); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(rec.Events) - before; got != 0 {
+		t.Fatalf("an instance owning nothing published %d events", got)
+	}
+	owned = true
+	stored := events.PlacementDecision{Key: key, Generation: 1, BindingRevision: 1, Scheduled: true,
+		Clusters: []events.TargetCluster{{Name: "cluster1", Replicas: 3}}, DecidedAt: time.Now()}
+	if err := h.TakeOver(ctx, []events.PlacementDecision{stored}, nil, everyKey); err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, p := range rec.OfType(events.TypePlacementRemoved) {
+		var d events.PlacementDecision
+		if events.Decode(p.Event, &d) == nil {
+			got = append(got, d.BindingRevision)
+		}
+	}
+	if diff := cmp.Diff([]int64{2}, got); diff != "" {
+		t.Errorf("withdrawals, by binding revision (-want +got):\n%s", diff)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -75,6 +77,7 @@ type Instance struct {
 	slotRev    uint64
 	owned      map[string]uint64 // work item -> lease revision
 	validUntil time.Time
+	view       atomic.Pointer[ownership]
 }
 
 // Join registers an instance of a daemon, refusing a name a live instance
@@ -280,25 +283,39 @@ func PartitionItems(n int) []string {
 
 // Owns reports whether this instance holds work's lease now.
 func (in *Instance) Owns(work string) bool {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	_, ok := in.owned[work]
-	return ok && time.Now().Before(in.validUntil)
+	v := in.view.Load()
+	return v != nil && v.items[work] && time.Now().Before(v.until)
 }
 
 // Owned lists the work items whose leases this instance holds now.
 func (in *Instance) Owned() []string {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if !time.Now().Before(in.validUntil) {
+	v := in.view.Load()
+	if v == nil || !time.Now().Before(v.until) {
 		return nil
 	}
-	out := make([]string, 0, len(in.owned))
-	for w := range in.owned {
+	out := make([]string, 0, len(v.items))
+	for w := range v.items {
 		out = append(out, w)
 	}
 	slices.SortFunc(out, events.CompareWork)
 	return out
+}
+
+// ownership is what Owns reads: the items held and until when, replaced
+// whole after each change, so that a round waiting on NATS never holds
+// up a handler asking what it owns.
+type ownership struct {
+	items map[string]bool
+	until time.Time
+}
+
+// publish makes the held items what Owns answers from (under mu).
+func (in *Instance) publish() {
+	items := make(map[string]bool, len(in.owned))
+	for w := range in.owned {
+		items[w] = true
+	}
+	in.view.Store(&ownership{items: items, until: in.validUntil})
 }
 
 func (in *Instance) regKey() string { return in.opts.Daemon + "." + in.opts.Instance }
@@ -351,6 +368,7 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	if err := in.renewRegistration(ctx); err != nil {
 		if errors.Is(err, ErrInstanceTaken) {
 			in.owned = map[string]uint64{}
+			in.publish()
 			return nil, sortedKeys(before), err
 		}
 		ok = false
@@ -373,6 +391,7 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	}
 	slices.SortFunc(gained, events.CompareWork)
 	slices.SortFunc(lost, events.CompareWork)
+	in.publish()
 	return gained, lost, nil
 }
 
@@ -383,12 +402,14 @@ func (in *Instance) share(ctx context.Context, work []string) {
 		return
 	}
 	quota := fairShare(len(work), live, in.opts.Instance)
+	gone := map[string]uint64{}
 	for w, rev := range in.owned {
 		if !slices.Contains(work, w) {
-			_ = in.leases.Delete(ctx, in.leaseKey(w), jetstream.LastRevision(rev))
+			gone[w] = rev
 			delete(in.owned, w)
 		}
 	}
+	in.release(ctx, gone)
 	for _, w := range work {
 		if len(in.owned) >= quota {
 			break
@@ -401,11 +422,23 @@ func (in *Instance) share(ctx context.Context, work []string) {
 		}
 	}
 	held := in.ownedLocked()
+	released := map[string]uint64{}
 	for i := len(held) - 1; i >= 0 && len(in.owned) > quota; i-- {
-		w := held[i]
-		if err := in.leases.Delete(ctx, in.leaseKey(w), jetstream.LastRevision(in.owned[w])); err == nil {
-			delete(in.owned, w)
-		}
+		released[held[i]] = in.owned[held[i]]
+		delete(in.owned, held[i])
+	}
+	in.release(ctx, released)
+}
+
+// release stops acting on items, then gives up their leases (what a
+// failed delete leaves expires on its own, no longer renewed).
+func (in *Instance) release(ctx context.Context, items map[string]uint64) {
+	if len(items) == 0 {
+		return
+	}
+	in.publish()
+	for w, rev := range items {
+		_ = in.leases.Delete(ctx, in.leaseKey(w), jetstream.LastRevision(rev))
 	}
 }
 
@@ -423,15 +456,22 @@ func fairShare(n int, live []string, me string) int {
 	return q
 }
 
-// live lists the registered instances of this daemon, sorted.
+// live lists the registered instances of this daemon, sorted: the keys
+// the registry stream holds, read from its info (a watch would cost a
+// consumer per round).
 func (in *Instance) live(ctx context.Context) ([]string, error) {
-	rs, err := records[events.InstanceRecord](ctx, in.reg, in.opts.Daemon+".>")
+	prefix := "$KV." + InstancesBucket + "." + in.opts.Daemon + "."
+	st, err := in.bus.js.Stream(ctx, "KV_"+InstancesBucket)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, r.Instance)
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(info.State.Subjects))
+	for subj := range info.State.Subjects {
+		out = append(out, strings.TrimPrefix(subj, prefix))
 	}
 	slices.Sort(out)
 	return out, nil
@@ -497,10 +537,9 @@ func (in *Instance) leave() {
 	defer in.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	for w, rev := range in.owned {
-		_ = in.leases.Delete(ctx, in.leaseKey(w), jetstream.LastRevision(rev))
-	}
+	held := in.owned
 	in.owned = map[string]uint64{}
+	in.release(ctx, held)
 	_ = in.leases.Delete(ctx, in.slotKey(in.slot), jetstream.LastRevision(in.slotRev))
 	_ = in.reg.Delete(ctx, in.regKey(), jetstream.LastRevision(in.regRev))
 }

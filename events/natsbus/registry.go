@@ -66,7 +66,9 @@ func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetst
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = w.Stop() }()
+	// Stopping deletes the watch's consumer, which a credential without
+	// that right waits on until the request times out: not here.
+	defer func() { go func() { _ = w.Stop() }() }()
 	var out []jetstream.KeyValueEntry
 	for {
 		select {
