@@ -297,6 +297,7 @@ func (s *Subscription) resume() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.it.Stop() // the lost consumer's pulls
 	s.it = it
 	select {
 	case <-s.done:
