@@ -10,6 +10,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
+	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/schedulerd/core"
 	"github.com/flotilla-io/flotilla/schedulerd/plugins"
@@ -151,5 +152,58 @@ func TestAtStartAPullClusterGetsTheAssignmentsItsStreamLacks(t *testing.T) {
 				t.Errorf("%d assignments recorded, %d said", got, n)
 			}
 		})
+	}
+}
+
+// A cluster that turned to Pull while schedulerd was down gets, from the
+// next schedulerd's start, the assignment of each placement that keeps a
+// copy in it, with the binding to apply, once: a later start finds it
+// stored and publishes nothing.
+func TestAClusterThatTurnedPullWhileSchedulerdWasDownGetsItsAssignmentsAtStart(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	spec := Consumers(DefaultConfig())[0]
+	publishAt(t, bus, events.MemberSubject("cluster1"), events.TypeClusterRegistered, events.ClusterRegistration{Name: "cluster1", Generation: 1})
+	publishAt(t, bus, events.HealthSubject("cluster1"), events.TypeClusterHealthChanged, events.ClusterHealth{Cluster: "cluster1", Ready: true, State: "Ready", ObservedAt: time.Now()})
+	seq := publishAt(t, bus, events.BindingSubject(key), events.TypeBindingChanged, weighted(2, 1, map[string]int64{"cluster1": 1}))
+	assignments := func() []string {
+		t.Helper()
+		ms, err := bus.Replay(context.Background(), events.StreamWork, natsbus.ReplayOptions{Subjects: []string{events.AssignmentsOf("cluster1")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range ms {
+			var a events.PlacementDecision
+			if m.Err != nil || events.Decode(m.Event, &a) != nil {
+				t.Fatalf("assignment %v undecodable", m.Err)
+			}
+			out = append(out, fmt.Sprintf("%s %d binding=%t", m.Event.Type(), len(a.Clusters), a.Binding != nil))
+		}
+		return out
+	}
+	pull := func(generation int64) func() uint64 {
+		return func() uint64 {
+			return publishAt(t, bus, events.MemberSubject("cluster1"), events.TypeClusterRegistered,
+				events.ClusterRegistration{Name: "cluster1", Generation: generation, Spec: policy.ClusterSpec{SyncMode: policy.SyncModePull}})
+		}
+	}
+	for _, step := range []struct {
+		name   string
+		before func() uint64 // published while schedulerd is down; nil: nothing
+		want   []string
+	}{
+		{"placed while Push: no assignment", nil, nil},
+		{"turned Pull while schedulerd was down: its assignment at start", pull(2), []string{string(events.TypeWorkAssigned) + " 1 binding=true"}},
+		{"started again, a registration still Pull: nothing more", pull(3), []string{string(events.TypeWorkAssigned) + " 1 binding=true"}},
+	} {
+		if step.before != nil {
+			seq = step.before()
+		}
+		stop := runSchedulerd(t, bus)
+		eventstest.ConsumerSettled(t, bus, spec, seq, 0)
+		stop()
+		if diff := cmp.Diff(step.want, assignments()); diff != "" {
+			t.Fatalf("%s (-want +got):\n%s", step.name, diff)
+		}
 	}
 }
