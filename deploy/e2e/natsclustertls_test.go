@@ -2,13 +2,11 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 )
 
@@ -43,19 +41,5 @@ func TestATLSNATSClusterIsVerifiedByUpAndByPlainCommands(t *testing.T) {
 	s.startUpWith(1, "--nats-url", urls, "--tls", "--auth-dir", nats.authDir(), "--data-dir", filepath.Join(s.dir, "up"))
 	s.joinAll()
 	s.mustCLI("apply", "-f", s.write("policy.yaml", deployments(ns, 0, 1)))
-	eventually(t, 60*time.Second, "the template placed on the three members", func() error {
-		qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
-		defer qcancel()
-		ps, err := admin.LatestPerSubject(qctx, events.StreamPlacement, "flotilla.placement."+ns+".>")
-		if err != nil {
-			return err
-		}
-		for _, m := range ps {
-			var p events.PlacementDecision
-			if m.Err == nil && events.Decode(m.Event, &p) == nil && p.Scheduled && len(p.Clusters) == len(members) {
-				return nil
-			}
-		}
-		return fmt.Errorf("%d placements, none on the three members", len(ps))
-	})
+	placedOnAllMembers(t, admin, ns, 60*time.Second)
 }
