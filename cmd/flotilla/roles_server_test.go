@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/executord"
 	"github.com/flotilla-io/flotilla/healthd"
@@ -30,17 +31,8 @@ type roleServer struct {
 
 func newRoleServer(t *testing.T) *roleServer {
 	t.Helper()
-	dir := t.TempDir()
-	auth, err := natsbus.LoadOrCreateAuthority(filepath.Join(dir, "auth"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := natsbus.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "jetstream"), auth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	s := &roleServer{t: t, url: srv.URL(), auth: auth}
+	url, auth := eventstest.SecuredServer(t)
+	s := &roleServer{t: t, url: url, auth: auth}
 	s.admin = s.connect(roleAdmin)
 	if err := s.admin.EnsureStreams(context.Background()); err != nil {
 		t.Fatal(err)
