@@ -66,7 +66,7 @@ func TestASecondSchedulerdTakesHalfThePartitionsAndAllWhenTheFirstIsKilled(t *te
 	s := newSystem(t)
 	lease := "--lease=" + instanceLease.String()
 	for _, d := range []string{"policyd", "healthd", "executord"} {
-		s.start(d)
+		s.start(d, lease) // whichever starts first makes the buckets, with its lease
 	}
 	s.start("schedulerd-a", lease)
 	s.waitDaemonsReady("policyd", "healthd", "executord")
@@ -74,33 +74,12 @@ func TestASecondSchedulerdTakesHalfThePartitionsAndAllWhenTheFirstIsKilled(t *te
 	s.joinAll()
 	ns := fmt.Sprintf("instances-%d", time.Now().Unix())
 	t.Cleanup(func() { s.deleteNamespace(ns) })
-	s.mustCLI("apply", "-f", s.write("policy.yaml", fmt.Sprintf(`apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: instances, namespace: %s}
-spec:
-  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
-  placement:
-    clusterAffinity: {clusterNames: [cluster1, cluster2, cluster3]}
-`, ns)))
 	const perBatch = 10
 	applied := 0
 	applyBatch := func(name string) {
-		var b strings.Builder
-		for i := applied; i < applied+perBatch; i++ {
-			fmt.Fprintf(&b, `---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: d-%02d, namespace: %s}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: d-%02d}}
-  template:
-    metadata: {labels: {app: d-%02d}}
-    spec: {containers: [{name: c, image: nginx:1.25.3}]}
-`, i, ns, i, i)
-		}
+		docs := deployments(ns, applied, applied+perBatch) // with the Duplicated policy "ha"
 		applied += perBatch
-		s.mustCLI("apply", "-f", s.write(name, b.String()))
+		s.mustCLI("apply", "-f", s.write(name, docs))
 		s.waitDeployments(ns, applied, 90*time.Second)
 	}
 	ownedWithin := func(what string, want map[string]int, d time.Duration) time.Duration {

@@ -456,25 +456,13 @@ func fairShare(n int, live []string, me string) int {
 	return q
 }
 
-// live lists the registered instances of this daemon, sorted: the keys
-// the registry stream holds, read from its info (a watch would cost a
-// consumer per round).
+// live lists the registered instances of this daemon, sorted.
 func (in *Instance) live(ctx context.Context) ([]string, error) {
-	prefix := "$KV." + InstancesBucket + "." + in.opts.Daemon + "."
-	st, err := in.bus.js.Stream(ctx, "KV_"+InstancesBucket)
-	if err != nil {
-		return nil, err
+	keys, err := in.bus.bucketKeys(ctx, InstancesBucket, in.opts.Daemon+".>")
+	for i, k := range keys {
+		keys[i] = strings.TrimPrefix(k, in.opts.Daemon+".")
 	}
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(prefix+">"))
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(info.State.Subjects))
-	for subj := range info.State.Subjects {
-		out = append(out, strings.TrimPrefix(subj, prefix))
-	}
-	slices.Sort(out)
-	return out, nil
+	return keys, err
 }
 
 // renewRegistration writes the heartbeat; a registration that expired is

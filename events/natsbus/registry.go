@@ -3,6 +3,8 @@ package natsbus
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,64 +25,75 @@ func (b *Bus) Instances(ctx context.Context) ([]events.InstanceRecord, []events.
 			n, _ = strconv.Atoi(string(e.Value()))
 		}
 	}
-	if kv, err := b.js.KeyValue(ctx, InstancesBucket); err == nil {
-		if regs, err = records[events.InstanceRecord](ctx, kv, ">"); err != nil {
-			return nil, nil, 0, err
+	es, err := b.entries(ctx, InstancesBucket, ">")
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for _, e := range es {
+		var r events.InstanceRecord
+		if json.Unmarshal(e.Value(), &r) == nil {
+			regs = append(regs, r)
 		}
 	}
-	if kv, err := b.js.KeyValue(ctx, LeasesBucket); err == nil {
-		es, err := entries(ctx, kv, ">")
-		if err != nil {
-			return nil, nil, 0, err
-		}
-		for _, e := range es {
-			daemon, work, _ := strings.Cut(e.Key(), ".")
-			if strings.HasPrefix(work, slotWork) {
-				continue
-			}
+	if es, err = b.entries(ctx, LeasesBucket, ">"); err != nil {
+		return nil, nil, 0, err
+	}
+	for _, e := range es {
+		daemon, work, _ := strings.Cut(e.Key(), ".")
+		if !strings.HasPrefix(work, slotWork) {
 			leases = append(leases, events.LeaseRecord{Daemon: daemon, Work: work, Instance: string(e.Value())})
 		}
 	}
 	return regs, leases, n, nil
 }
 
-// records decodes the JSON values of the keys matching filter.
-func records[T any](ctx context.Context, kv jetstream.KeyValue, filter string) ([]T, error) {
-	es, err := entries(ctx, kv, filter)
+// bucketKeys lists the keys of bucket matching filter from its stream's
+// subjects: no consumer, so a credential reading through named consumers
+// only (DESIGN.md decision 26) can list them too. A missing bucket has none.
+func (b *Bus) bucketKeys(ctx context.Context, bucket, filter string) ([]string, error) {
+	prefix := "$KV." + bucket + "."
+	st, err := b.js.Stream(ctx, "KV_"+bucket)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
-	out := make([]T, 0, len(es))
-	for _, e := range es {
-		var r T
-		if json.Unmarshal(e.Value(), &r) == nil {
-			out = append(out, r)
-		}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter(prefix+filter))
+	if err != nil {
+		return nil, err
 	}
+	out := make([]string, 0, len(info.State.Subjects))
+	for subj := range info.State.Subjects {
+		out = append(out, strings.TrimPrefix(subj, prefix))
+	}
+	slices.Sort(out)
 	return out, nil
 }
 
-// entries reads the current value of every key matching filter.
-func entries(ctx context.Context, kv jetstream.KeyValue, filter string) ([]jetstream.KeyValueEntry, error) {
-	w, err := kv.WatchFiltered(ctx, []string{filter}, jetstream.IgnoreDeletes())
+// entries reads the current value of every key of bucket matching filter
+// (a key deleted or expired meanwhile is left out).
+func (b *Bus) entries(ctx context.Context, bucket, filter string) ([]jetstream.KeyValueEntry, error) {
+	keys, err := b.bucketKeys(ctx, bucket, filter)
+	if err != nil || len(keys) == 0 {
+		return nil, err
+	}
+	kv, err := b.js.KeyValue(ctx, bucket)
 	if err != nil {
 		return nil, err
 	}
-	// Stopping deletes the watch's consumer, which a credential without
-	// that right waits on until the request times out: not here.
-	defer func() { go func() { _ = w.Stop() }() }()
 	var out []jetstream.KeyValueEntry
-	for {
-		select {
-		case e := <-w.Updates():
-			if e == nil {
-				return out, nil
-			}
-			out = append(out, e)
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	for _, k := range keys {
+		e, err := kv.Get(ctx, k)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			continue
 		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
 	}
+	return out, nil
 }
 
 // MaxInstances is how many instances of one daemon run at once: each holds
