@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -77,7 +76,10 @@ type Instance struct {
 	slotRev    uint64
 	owned      map[string]uint64 // work item -> lease revision
 	validUntil time.Time
-	view       atomic.Pointer[ownership]
+	// pending: items taken this round while other instances live, acted on
+	// from the next (one round of grace for their last owner).
+	pending map[string]bool
+	view    atomic.Pointer[ownership]
 }
 
 // Join registers an instance of a daemon, refusing a name a live instance
@@ -105,7 +107,7 @@ func (b *Bus) Join(ctx context.Context, o InstanceOptions) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", InstancesBucket, err)
 	}
-	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}}
+	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}, pending: map[string]bool{}}
 	rev, err := in.register(ctx)
 	if err != nil {
 		return nil, err
@@ -311,11 +313,18 @@ type ownership struct {
 
 // publish makes the held items what Owns answers from (under mu).
 func (in *Instance) publish() {
+	in.view.Store(&ownership{items: in.active(), until: in.validUntil})
+}
+
+// active are the items held and acted on: held, and not pending (under mu).
+func (in *Instance) active() map[string]bool {
 	items := make(map[string]bool, len(in.owned))
 	for w := range in.owned {
-		items[w] = true
+		if !in.pending[w] {
+			items[w] = true
+		}
 	}
-	in.view.Store(&ownership{items: items, until: in.validUntil})
+	return items
 }
 
 func (in *Instance) regKey() string { return in.opts.Daemon + "." + in.opts.Instance }
@@ -349,7 +358,7 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	round := time.Now()
-	before := maps.Clone(in.owned)
+	before := in.active()
 	ok := true
 	for w, rev := range in.owned {
 		nrev, err := in.leases.Update(ctx, in.leaseKey(w), []byte(in.opts.Instance), rev)
@@ -375,17 +384,19 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	}
 	if ok {
 		in.validUntil = round.Add(in.lease)
+		clear(in.pending) // held a whole round: whoever had them is done
 		in.share(ctx, work)
 	} else if !round.Before(in.validUntil) {
 		in.owned = map[string]uint64{} // cut off longer than a lease: another owns them now
 	}
-	for w := range in.owned {
-		if _, had := before[w]; !had {
+	after := in.active()
+	for w := range after {
+		if !before[w] {
 			gained = append(gained, w)
 		}
 	}
 	for w := range before {
-		if _, has := in.owned[w]; !has {
+		if !after[w] {
 			lost = append(lost, w)
 		}
 	}
@@ -419,6 +430,11 @@ func (in *Instance) share(ctx context.Context, work []string) {
 		}
 		if rev, err := in.leases.Create(ctx, in.leaseKey(w), []byte(in.opts.Instance)); err == nil {
 			in.owned[w] = rev
+			if len(live) > 1 {
+				// Released a moment ago by another instance, maybe still
+				// finishing a decision on it: acted on from the next round.
+				in.pending[w] = true
+			}
 		}
 	}
 	held := in.ownedLocked()
@@ -435,6 +451,9 @@ func (in *Instance) share(ctx context.Context, work []string) {
 func (in *Instance) release(ctx context.Context, items map[string]uint64) {
 	if len(items) == 0 {
 		return
+	}
+	for w := range items {
+		delete(in.pending, w)
 	}
 	in.publish()
 	for w, rev := range items {
@@ -532,7 +551,7 @@ func (in *Instance) leave() {
 	_ = in.reg.Delete(ctx, in.regKey(), jetstream.LastRevision(in.regRev))
 }
 
-func sortedKeys(m map[string]uint64) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

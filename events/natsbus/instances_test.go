@@ -172,3 +172,31 @@ func TestEachInstanceHoldsItsOwnSlotAndANinthIsRefused(t *testing.T) {
 		t.Errorf("slot 0's consumer is %q, want a single instance's name schedulerd-policy", got)
 	}
 }
+
+func TestAPartitionReleasedByAnotherInstanceIsActedOnFromTheNextRound(t *testing.T) {
+	url, bus := eventstest.Server(t)
+	ctx := context.Background()
+	items := natsbus.PartitionItems(4)
+	a, err := join(t, bus, "a", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gained, _, err := a.Balance(ctx, items); err != nil || len(gained) != 4 {
+		t.Fatalf("alone, a gains every partition at once: gained %v (%v)", gained, err)
+	}
+	b, err := join(t, eventstest.Connect(t, url), "b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, lost, err := a.Balance(ctx, items); err != nil || !cmp.Equal([]string{"p2", "p3"}, lost) {
+		t.Fatalf("a releases its surplus: lost %v (%v)", lost, err)
+	}
+	gained, _, err := b.Balance(ctx, items)
+	if err != nil || len(gained) != 0 || b.Owns("p2") {
+		t.Fatalf("b acts on what a just released at once: gained %v, owns p2 %v (%v)", gained, b.Owns("p2"), err)
+	}
+	gained, _, err = b.Balance(ctx, items)
+	if err != nil || !cmp.Equal([]string{"p2", "p3"}, gained) || !b.Owns("p2") {
+		t.Fatalf("a round later, b acts on p2 and p3: gained %v (%v)", gained, err)
+	}
+}
