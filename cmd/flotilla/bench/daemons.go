@@ -55,14 +55,14 @@ func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*bench
 			var run func(context.Context) error
 			switch name {
 			case "policyd":
-				d, err := policyd.New(policyd.Config{Instance: benchInstance}, policyd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
+				d, err := policyd.New(policyd.Config{Instance: "bench"}, policyd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
 				if err != nil {
 					return nil, err
 				}
 				run = d.Run
 			case "schedulerd":
 				cfg := schedulerd.DefaultConfig()
-				cfg.Instance = benchInstance
+				cfg.Instance = "bench"
 				d, err := schedulerd.New(cfg, schedulerd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
 				if err != nil {
 					return nil, err
@@ -84,7 +84,7 @@ func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*bench
 		return nil, err
 	}
 	for _, name := range []string{"policyd", "schedulerd"} {
-		cmd := exec.CommandContext(ctx, exe, name, "--nats-url", url, "--metrics-addr", "", "--instance", benchInstance, "--log-level", o.logLevel, "--log-format", "console")
+		cmd := exec.CommandContext(ctx, exe, name, "--nats-url", url, "--metrics-addr", "", "--instance", "bench", "--log-level", o.logLevel, "--log-format", "console")
 		if o.cpuProfile != "" {
 			cmd.Env = append(os.Environ(), o.cpuProfileEnv+"="+o.cpuProfile+"."+name)
 		}
@@ -121,10 +121,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// benchInstance names the instance of each daemon a run starts.
-const benchInstance = "bench"
-
-// benchConsumers are the durable consumers the measured path runs through.
+// consumerNames are the durable consumers the measured path runs through.
 var benchConsumers = []struct{ stream, name string }{
 	{events.StreamInput, policyd.ConsumerName},
 	{events.StreamPolicy, schedulerd.PolicyConsumer},
