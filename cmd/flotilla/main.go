@@ -102,7 +102,12 @@ See where they run:         flotilla get work`,
 	}
 	for _, c := range []*cobra.Command{newJoin(g), newUnjoin(g), newApply(g), newDiff(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newScale(g),
 		newReschedule(g), newWatch(g), newReplay(g), newConsole(g), newPublish(g), newCreds(g), newSimulate(g), newVersion(g),
-		bench.NewCommand(cpuProfileEnv, func(err error) error { return exitError{err} }),
+		bench.NewCommand(cpuProfileEnv, func(cmd *cobra.Command) bench.NATS {
+			if !cmd.Flags().Changed("nats-url") {
+				return bench.NATS{} // the bench's own embedded server
+			}
+			return bench.NATS{URL: g.natsURL, Credentials: g.credentials(), TLSCA: g.serverCA()}
+		}, func(err error) error { return exitError{err} }),
 	} {
 		c.GroupID = "client"
 		root.AddCommand(c)

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	goruntime "runtime"
 	"runtime/pprof"
 	"slices"
@@ -20,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/events"
-	"github.com/flotilla-io/flotilla/events/natsbus"
 )
 
 // benchOptions are the flags of `flotilla bench`.
@@ -35,8 +33,23 @@ type benchOptions struct {
 	timeout    time.Duration
 	cpuProfile string
 	logLevel   string
+	// instances is how many policyd and how many schedulerd processes run.
+	instances int
+	// streamReplicas is the stream and bucket replica count the bench and
+	// its daemons ask for (0: the daemons' default).
+	streamReplicas int
+	// nats is the external NATS (--nats-url); its URL is "" for the embedded one.
+	nats NATS
+	// natsPIDs are the external NATS's server processes, whose CPU is counted.
+	natsPIDs []int
 	// cpuProfileEnv: see NewCommand.
 	cpuProfileEnv string
+}
+
+// NATS is an external NATS the bench runs against: URL is "" unless
+// --nats-url was given on the command line (the bench then starts its own).
+type NATS struct {
+	URL, Credentials, TLSCA string
 }
 
 // incomplete: not every template was placed; the printed result says so.
@@ -54,9 +67,10 @@ const (
 
 // NewCommand is `flotilla bench`. The daemons it starts as processes write
 // their CPU profiles to the file the environment variable cpuProfileEnv
-// names; reported marks an error the command has already shown the user
-// (the result it printed says how many templates were placed).
-func NewCommand(cpuProfileEnv string, reported func(error) error) *cobra.Command {
+// names; external says which NATS --nats-url and the global connection
+// flags name, if any; reported marks an error the command has already
+// shown the user (the result it printed says how many templates were placed).
+func NewCommand(cpuProfileEnv string, external func(*cobra.Command) NATS, reported func(error) error) *cobra.Command {
 	o := &benchOptions{cpuProfileEnv: cpuProfileEnv}
 	c := &cobra.Command{
 		Use:   "bench [--clusters 100] [--templates 10000] [--strategy static|dynamic|duplicated] [-o json]",
@@ -84,6 +98,13 @@ peak memory of each daemon is its process's peak resident set (VmHWM in
 inprocess both daemons run in this process instead (for --cpuprofile), and
 the memory figure is this whole process's, nats-server included.
 
+With --nats-url (a server or a cluster's nodes) the bench runs against that
+NATS instead, whose streams must be empty (a fresh server or cluster); give
+its server processes' ids with --nats-pids so that their CPU is counted.
+--instances N runs N policyd and N schedulerd processes (instances bench,
+bench-2, ...), which share the work as separate instances do in production;
+--stream-replicas sets the streams' copies (R1 or R3 on a 3-node cluster).
+
 Before the measured run, one warm-up template must be placed; after it, the
 latest placement of every template is read back and counted.`,
 		Example: "  flotilla bench\n  flotilla bench --clusters 100 --templates 10000 --strategy dynamic -o json",
@@ -92,6 +113,7 @@ latest placement of every template is read back and counted.`,
 			if cmd.Flags().Changed("log-level") {
 				o.logLevel, _ = cmd.Flags().GetString("log-level")
 			}
+			o.nats = external(cmd)
 			res, err := runBench(cmd.Context(), cmd.ErrOrStderr(), o)
 			if res != nil {
 				if perr := printBench(cmd.OutOrStdout(), o.output, res); perr != nil && err == nil {
@@ -114,6 +136,9 @@ latest placement of every template is read back and counted.`,
 	c.Flags().IntVar(&o.rate, "rate", 0, "templates published per second (0: as fast as the bus takes them)")
 	c.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up when the last placement has not been stored by then")
 	c.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run to this file (with --daemons process, each daemon also writes its whole run to FILE.policyd and FILE.schedulerd)")
+	c.Flags().IntVar(&o.instances, "instances", 1, "policyd and schedulerd processes of each (with --daemons process)")
+	c.Flags().IntVar(&o.streamReplicas, "stream-replicas", 0, "copies of each stream and bucket (default: 3 on a cluster of three or more nodes, else 1)")
+	c.Flags().IntSliceVar(&o.natsPIDs, "nats-pids", nil, "with --nats-url: process ids of its nats-servers on this machine, whose CPU counts in CPU per placement")
 	o.logLevel = "warn"
 	return c
 }
@@ -125,6 +150,11 @@ type benchResult struct {
 	Strategy  string `json:"strategy"`
 	Daemons   string `json:"daemons"`
 	Rate      int    `json:"publishRate,omitempty"`
+	// Instances is how many policyd and schedulerd processes of each ran.
+	Instances int `json:"instances"`
+	// NATS is "embedded" or the external URLs; StreamReplicas the streams' copies.
+	NATS           string `json:"nats"`
+	StreamReplicas int    `json:"streamReplicas"`
 
 	// Placements is the number of templates whose placement was stored in the run.
 	Placements    int     `json:"placements"`
@@ -201,6 +231,26 @@ func (o *benchOptions) validate() error {
 	if o.rate < 0 {
 		errs = append(errs, errors.New("--rate: must not be negative"))
 	}
+	if o.instances < 1 {
+		errs = append(errs, errors.New("--instances: must be at least 1"))
+	}
+	if o.instances > 1 && o.daemons != "process" {
+		errs = append(errs, errors.New("--instances: more than one needs --daemons process"))
+	}
+	if o.streamReplicas < 0 {
+		errs = append(errs, errors.New("--stream-replicas: must not be negative"))
+	}
+	if o.nats.URL == "" && len(o.natsPIDs) > 0 {
+		errs = append(errs, errors.New("--nats-pids: only with --nats-url (the embedded server's CPU is the bench's own)"))
+	}
+	if o.nats.URL != "" && o.dataDir != "" {
+		errs = append(errs, errors.New("--data-dir: not with --nats-url (the external servers keep their own storage)"))
+	}
+	for _, pid := range o.natsPIDs {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", pid)); err != nil {
+			errs = append(errs, fmt.Errorf("--nats-pids: no process %d on this machine", pid))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -208,46 +258,20 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
-	res := &benchResult{Clusters: o.clusters, Templates: o.templates, Strategy: o.strategy, Daemons: o.daemons, Rate: o.rate}
+	res := &benchResult{Clusters: o.clusters, Templates: o.templates, Strategy: o.strategy, Daemons: o.daemons, Rate: o.rate,
+		Instances: o.instances, NATS: "embedded"}
 	res.Machine.CPUs, res.Machine.GOMAXPROCS, res.Machine.GoVersion = goruntime.NumCPU(), goruntime.GOMAXPROCS(0), goruntime.Version()
 	res.Machine.LoadBefore = loadavg()
 	res.Machine.StartedAt = time.Now().UTC().Format(time.RFC3339)
 	res.Targets.PlacementsPerSecond, res.Targets.SchedulerdPeakBytes = benchTargetRate, benchTargetMem
 	say := func(format string, args ...any) { fmt.Fprintf(progress, "bench: "+format+"\n", args...) }
 
-	dir := o.dataDir
-	if dir == "" {
-		tmp, err := os.MkdirTemp("", "flotilla-bench-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		dir = tmp
-	} else {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("--data-dir: %w", err)
-		}
-		if ents, _ := os.ReadDir(dir); len(ents) > 0 {
-			return nil, fmt.Errorf("--data-dir %s is not empty: the bench needs fresh streams", dir)
-		}
-		res.Machine.DataDirKept = true
-	}
-	res.Machine.DataDir = dir
-
-	srv, err := natsbus.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "jetstream"), nil)
+	bus, url, cleanup, err := benchBus(ctx, o, res)
 	if err != nil {
 		return nil, err
 	}
-	defer srv.Shutdown()
-	url := srv.URL()
-	bus, err := natsbus.Connect(ctx, url, natsbus.Options{Name: "flotilla-bench"})
-	if err != nil {
-		return nil, err
-	}
-	defer bus.Close()
-	if err := bus.EnsureStreams(ctx); err != nil {
-		return nil, err
-	}
+	defer cleanup()
+	res.StreamReplicas = bus.StreamReplicas()
 
 	// The world: clusters, as policyd and healthd would announce them, and the policy, as applied.
 	if err := publishBenchClusters(ctx, bus, o.clusters); err != nil {
@@ -285,6 +309,9 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 	// Warm-up: the policy accepted, the clusters known, one template placed.
 	if err := waitConsumersIdle(ctx, bus, ds, 60*time.Second); err != nil {
 		return nil, fmt.Errorf("daemons did not start: %w%s", err, ds.logTail())
+	}
+	if err := waitPartitionsShared(ctx, bus, ds, 60*time.Second); err != nil {
+		return nil, fmt.Errorf("%w%s", err, ds.logTail())
 	}
 	warm, err := benchTemplate(warmKey.Name, 10)
 	if err != nil {
@@ -375,7 +402,7 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		say("%v with %d/%d placements stored%s", err, max(n, 1)-1, o.templates, ds.logTail())
+		say("%v with %d/%d placements stored%s%s", err, max(n, 1)-1, o.templates, ds.stuck(ctx, bus), ds.logTail())
 	}
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
@@ -475,6 +502,7 @@ func printBench(w io.Writer, format string, r *benchResult) error {
 		return "NOT met"
 	}
 	fmt.Fprintf(w, "flotilla bench: %d templates, %d clusters, strategy %s, daemons %s\n", r.Templates, r.Clusters, r.Strategy, r.Daemons)
+	fmt.Fprintf(w, "  nats            %s, %d stream replicas, %d instance(s) of policyd and of schedulerd\n", r.NATS, r.StreamReplicas, r.Instances)
 	fmt.Fprintf(w, "  machine         %d CPUs (GOMAXPROCS %d), %s, load average before %s, after %s\n", r.Machine.CPUs, r.Machine.GOMAXPROCS, r.Machine.GoVersion, r.Machine.LoadBefore, r.Machine.LoadAfter)
 	fmt.Fprintf(w, "  placements      %d stored in %.2fs (templates published in %.2fs)\n", r.Placements, r.Seconds, r.PublishSecs)
 	fmt.Fprintf(w, "  throughput      %.0f placements/s (target %d: %s)\n", r.PerSecond, r.Targets.PlacementsPerSecond, mark(r.Targets.RateMet))

@@ -15,7 +15,7 @@ func TestBenchPlacesEveryTemplateWithEachStrategy(t *testing.T) {
 	}
 	for _, strategy := range []string{"static", "dynamic", "duplicated"} {
 		t.Run(strategy, func(t *testing.T) {
-			o := &benchOptions{clusters: 5, templates: 40, strategy: strategy, output: "json", daemons: "inprocess", timeout: time.Minute, logLevel: "warn"}
+			o := &benchOptions{clusters: 5, templates: 40, strategy: strategy, output: "json", daemons: "inprocess", instances: 1, timeout: time.Minute, logLevel: "warn"}
 			var progress bytes.Buffer
 			res, err := runBench(context.Background(), &progress, o)
 			if err != nil {
@@ -41,7 +41,7 @@ func TestBenchRefusesANonEmptyDataDir(t *testing.T) {
 	if err := os.WriteFile(dir+"/x", []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	o := &benchOptions{clusters: 1, templates: 1, strategy: "static", output: "text", daemons: "inprocess", dataDir: dir, timeout: time.Minute}
+	o := &benchOptions{clusters: 1, templates: 1, strategy: "static", output: "text", daemons: "inprocess", instances: 1, dataDir: dir, timeout: time.Minute}
 	if _, err := runBench(context.Background(), &bytes.Buffer{}, o); err == nil {
 		t.Fatal("a non-empty --data-dir was accepted")
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,20 +30,27 @@ import (
 type benchDaemons struct {
 	mode   string
 	cancel context.CancelFunc
-	procs  map[string]*exec.Cmd
-	waited map[string]chan struct{}
-	logs   map[string]*bytes.Buffer
-	logMu  sync.Mutex
-	exited chan error
-	group  *errgroup.Group
-	buses  []*natsbus.Bus
-	once   sync.Once
+	// instances is how many policyd and schedulerd processes run.
+	instances int
+	// names are the daemon processes in start order: policyd and schedulerd,
+	// then policyd-2, schedulerd-2... for each further instance.
+	names []string
+	// natsPIDs are an external NATS's server processes, counted in cpu.
+	natsPIDs []int
+	procs    map[string]*exec.Cmd
+	waited   map[string]chan struct{}
+	logs     map[string]*bytes.Buffer
+	logMu    sync.Mutex
+	exited   chan error
+	group    *errgroup.Group
+	buses    []*natsbus.Bus
+	once     sync.Once
 }
 
 func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*benchDaemons, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	ds := &benchDaemons{mode: o.daemons, cancel: cancel, procs: map[string]*exec.Cmd{}, waited: map[string]chan struct{}{},
-		logs: map[string]*bytes.Buffer{}, exited: make(chan error, 2)}
+	ds := &benchDaemons{mode: o.daemons, cancel: cancel, instances: max(o.instances, 1), natsPIDs: o.natsPIDs, procs: map[string]*exec.Cmd{}, waited: map[string]chan struct{}{},
+		logs: map[string]*bytes.Buffer{}, exited: make(chan error, 2*max(o.instances, 1))}
 	if o.daemons == "inprocess" {
 		g, gctx := errgroup.WithContext(ctx)
 		ds.group = g
@@ -83,31 +91,57 @@ func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*bench
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range []string{"policyd", "schedulerd"} {
-		cmd := exec.CommandContext(ctx, exe, name, "--nats-url", url, "--metrics-addr", "", "--instance", "bench", "--log-level", o.logLevel, "--log-format", "console")
-		if o.cpuProfile != "" {
-			cmd.Env = append(os.Environ(), o.cpuProfileEnv+"="+o.cpuProfile+"."+name)
-		}
-		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-		cmd.WaitDelay = 10 * time.Second
-		buf := &bytes.Buffer{}
-		w := &lockedWriter{mu: &ds.logMu, w: buf}
-		cmd.Stdout, cmd.Stderr = w, w
-		if err := cmd.Start(); err != nil {
-			ds.stop()
-			return nil, fmt.Errorf("start %s: %w", name, err)
-		}
-		waited := make(chan struct{})
-		ds.procs[name], ds.logs[name], ds.waited[name] = cmd, buf, waited
-		go func() {
-			err := cmd.Wait()
-			close(waited)
-			if ctx.Err() == nil {
-				ds.exited <- fmt.Errorf("%s: %v", name, err)
+	for i := range max(o.instances, 1) {
+		for _, daemon := range []string{"policyd", "schedulerd"} {
+			// The first instance keeps a single instance's names.
+			name, instance := daemon, "bench"
+			if i > 0 {
+				name, instance = fmt.Sprintf("%s-%d", daemon, i+1), fmt.Sprintf("bench-%d", i+1)
 			}
-		}()
+			if err := ds.startProcess(ctx, o, exe, url, daemon, name, instance); err != nil {
+				ds.stop()
+				return nil, err
+			}
+		}
 	}
 	return ds, nil
+}
+
+// startProcess starts daemon as process name with instance name instance.
+func (ds *benchDaemons) startProcess(ctx context.Context, o *benchOptions, exe, url, daemon, name, instance string) error {
+	args := []string{daemon, "--nats-url", url, "--metrics-addr", "", "--instance", instance, "--log-level", o.logLevel, "--log-format", "console"}
+	if o.streamReplicas > 0 {
+		args = append(args, "--stream-replicas", strconv.Itoa(o.streamReplicas))
+	}
+	if o.nats.Credentials != "" {
+		args = append(args, "--creds", o.nats.Credentials)
+	}
+	if o.nats.TLSCA != "" {
+		args = append(args, "--tls-ca", o.nats.TLSCA)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	if o.cpuProfile != "" {
+		cmd.Env = append(os.Environ(), o.cpuProfileEnv+"="+o.cpuProfile+"."+name)
+	}
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	buf := &bytes.Buffer{}
+	w := &lockedWriter{mu: &ds.logMu, w: buf}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", name, err)
+	}
+	waited := make(chan struct{})
+	ds.names = append(ds.names, name)
+	ds.procs[name], ds.logs[name], ds.waited[name] = cmd, buf, waited
+	go func() {
+		err := cmd.Wait()
+		close(waited)
+		if ctx.Err() == nil {
+			ds.exited <- fmt.Errorf("%s: %v", name, err)
+		}
+	}()
+	return nil
 }
 
 type lockedWriter struct {
@@ -129,12 +163,14 @@ var benchConsumers = []struct{ stream, name string }{
 }
 
 // waitConsumersIdle waits until every consumer of the path exists and has
-// nothing pending or unacknowledged.
+// nothing pending or unacknowledged: policyd's (its instances share it) and
+// every schedulerd instance's (one per slot).
 func waitConsumersIdle(ctx context.Context, bus *natsbus.Bus, ds *benchDaemons, within time.Duration) error {
+	consumers := ds.consumers()
 	deadline := time.Now().Add(within)
 	for {
 		idle, why := true, ""
-		for _, c := range benchConsumers {
+		for _, c := range consumers {
 			if err := bus.ConsumerIdle(ctx, c.stream, c.name); err != nil {
 				idle, why = false, err.Error()
 				break
@@ -156,6 +192,17 @@ func waitConsumersIdle(ctx context.Context, bus *natsbus.Bus, ds *benchDaemons, 
 	}
 }
 
+// consumers are the path's consumers with every schedulerd instance's.
+func (ds *benchDaemons) consumers() []struct{ stream, name string } {
+	consumers := slices.Clone(benchConsumers)
+	for slot := 1; slot < ds.instances; slot++ {
+		consumers = append(consumers,
+			struct{ stream, name string }{events.StreamPolicy, natsbus.SlotConsumer(schedulerd.PolicyConsumer, slot)},
+			struct{ stream, name string }{events.StreamHealth, natsbus.SlotConsumer(schedulerd.HealthConsumer, slot)})
+	}
+	return consumers
+}
+
 // memory reads each daemon's peak resident set.
 func (ds *benchDaemons) memory() []benchMemory {
 	if ds.mode == "inprocess" {
@@ -164,7 +211,7 @@ func (ds *benchDaemons) memory() []benchMemory {
 			Measure: "VmHWM of this one process: nats-server, policyd, schedulerd and the load generator"}}
 	}
 	var out []benchMemory
-	for _, name := range []string{"schedulerd", "policyd"} {
+	for _, name := range ds.names {
 		if p := ds.procs[name]; p != nil && p.Process != nil {
 			out = append(out, benchMemory{Process: name, PeakBytes: vmHWM(strconv.Itoa(p.Process.Pid)), Measure: "VmHWM, peak resident set of the process"})
 		}
@@ -176,11 +223,17 @@ func (ds *benchDaemons) memory() []benchMemory {
 // the load generator, and in-process daemons) and by each daemon process.
 func (ds *benchDaemons) cpu() []benchCPU {
 	self := "bench (nats-server, generator)"
-	if ds.mode == "inprocess" {
+	switch {
+	case ds.mode == "inprocess":
 		self = "bench (nats-server, generator, policyd, schedulerd)"
+	case len(ds.natsPIDs) > 0:
+		self = "bench (generator)"
 	}
 	out := []benchCPU{{Process: self, Seconds: procCPU("self")}}
-	for _, name := range []string{"policyd", "schedulerd"} {
+	for _, pid := range ds.natsPIDs {
+		out = append(out, benchCPU{Process: fmt.Sprintf("nats-server pid %d", pid), Seconds: procCPU(strconv.Itoa(pid))})
+	}
+	for _, name := range ds.names {
 		if p := ds.procs[name]; p != nil && p.Process != nil {
 			out = append(out, benchCPU{Process: name, Seconds: procCPU(strconv.Itoa(p.Process.Pid))})
 		}
