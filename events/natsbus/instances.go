@@ -359,6 +359,14 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	defer in.mu.Unlock()
 	round := time.Now()
 	before := in.active()
+	if len(before) > 0 && !round.Before(in.validUntil) {
+		// Owns has answered no since validUntil: what arrived meanwhile was
+		// not acted on, so what this round holds again counts as gained and
+		// is reconciled (a slow round under load once left bindings undecided).
+		in.bus.log.Warn("leases lapsed: no good round for a lease", zap.String("daemon", in.opts.Daemon), zap.String("instance", in.opts.Instance),
+			zap.Duration("since", round.Sub(in.validUntil.Add(-in.lease))))
+		before = map[string]bool{}
+	}
 	ok := true
 	for w, rev := range in.owned {
 		nrev, err := in.leases.Update(ctx, in.leaseKey(w), []byte(in.opts.Instance), rev)

@@ -200,3 +200,26 @@ func TestAPartitionReleasedByAnotherInstanceIsActedOnFromTheNextRound(t *testing
 		t.Fatalf("a round later, b acts on p2 and p3: gained %v (%v)", gained, err)
 	}
 }
+
+func TestPartitionsHeldAgainAfterALapseAreReportedGained(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx := context.Background()
+	items := natsbus.PartitionItems(2)
+	a, err := join(t, bus, "a", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gained, _, err := a.Balance(ctx, items); err != nil || len(gained) != 2 {
+		t.Fatalf("alone, a gains every partition at once: gained %v (%v)", gained, err)
+	}
+	// No round for longer than a lease: a stops acting on its partitions,
+	// and what arrives meanwhile is not decided.
+	time.Sleep(1200 * time.Millisecond)
+	if a.Owns("p0") {
+		t.Fatal("a still acts on p0 a lease after its last round")
+	}
+	gained, _, err := a.Balance(ctx, items)
+	if err != nil || !cmp.Equal([]string{"p0", "p1"}, gained) || !a.Owns("p0") {
+		t.Fatalf("after the lapse, a's round reports what it holds again as gained (so it is reconciled): gained %v (%v)", gained, err)
+	}
+}
