@@ -208,13 +208,19 @@ func placementTimes(ctx context.Context, bus *natsbus.Bus, index map[string]int,
 	if err != nil || last < from {
 		return out, err
 	}
-	err = bus.StorageTimes(ctx, events.StreamPlacement, events.AllPlacements, from, last, func(subject string, stored time.Time) bool {
-		if i, ok := index[subject]; ok && out[i].IsZero() {
-			out[i] = stored
+	// A loaded cluster sometimes delivers nothing to a new ordered consumer
+	// for the read's five seconds: the read is tried again, from the start.
+	for try := 0; ; try++ {
+		err = bus.StorageTimes(ctx, events.StreamPlacement, events.AllPlacements, from, last, func(subject string, stored time.Time) bool {
+			if i, ok := index[subject]; ok && out[i].IsZero() {
+				out[i] = stored
+			}
+			return true
+		})
+		if err == nil || try == 2 || ctx.Err() != nil {
+			return out, err
 		}
-		return true
-	})
-	return out, err
+	}
 }
 
 // ---- the daemons ----
