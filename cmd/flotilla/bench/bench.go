@@ -310,6 +310,14 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 	if err := waitConsumersIdle(ctx, bus, ds, 60*time.Second); err != nil {
 		return nil, fmt.Errorf("daemons did not start: %w%s", err, ds.logTail())
 	}
+	if o.instances > 1 {
+		if err := ds.startOthers(o, url); err != nil {
+			return nil, err
+		}
+		if err := waitConsumersIdle(ctx, bus, ds, 60*time.Second); err != nil {
+			return nil, fmt.Errorf("daemons did not start: %w%s", err, ds.logTail())
+		}
+	}
 	if err := waitPartitionsShared(ctx, bus, ds, 60*time.Second); err != nil {
 		return nil, fmt.Errorf("%w%s", err, ds.logTail())
 	}
@@ -402,7 +410,7 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		say("%v with %d/%d placements stored%s%s", err, max(n, 1)-1, o.templates, ds.stuck(ctx, bus), ds.logTail())
+		say("%v with %d/%d placements stored%s%s", err, max(n, 1)-1, o.templates, ds.stuck(ctx, bus, keys), ds.logTail())
 	}
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()

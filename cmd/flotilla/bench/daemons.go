@@ -32,6 +32,9 @@ type benchDaemons struct {
 	cancel context.CancelFunc
 	// instances is how many policyd and schedulerd processes run.
 	instances int
+	// exe is this binary; ctx ends the daemons.
+	exe string
+	ctx context.Context
 	// names are the daemon processes in start order: policyd and schedulerd,
 	// then policyd-2, schedulerd-2... for each further instance.
 	names []string
@@ -49,7 +52,7 @@ type benchDaemons struct {
 
 func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*benchDaemons, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	ds := &benchDaemons{mode: o.daemons, cancel: cancel, instances: max(o.instances, 1), natsPIDs: o.natsPIDs, procs: map[string]*exec.Cmd{}, waited: map[string]chan struct{}{},
+	ds := &benchDaemons{mode: o.daemons, ctx: ctx, cancel: cancel, instances: 1, natsPIDs: o.natsPIDs, procs: map[string]*exec.Cmd{}, waited: map[string]chan struct{}{},
 		logs: map[string]*bytes.Buffer{}, exited: make(chan error, 2*max(o.instances, 1))}
 	if o.daemons == "inprocess" {
 		g, gctx := errgroup.WithContext(ctx)
@@ -91,20 +94,43 @@ func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*bench
 	if err != nil {
 		return nil, err
 	}
-	for i := range max(o.instances, 1) {
-		for _, daemon := range []string{"policyd", "schedulerd"} {
-			// The first instance keeps a single instance's names.
-			name, instance := daemon, "bench"
-			if i > 0 {
-				name, instance = fmt.Sprintf("%s-%d", daemon, i+1), fmt.Sprintf("bench-%d", i+1)
-			}
-			if err := ds.startProcess(ctx, o, exe, url, daemon, name, instance); err != nil {
-				ds.stop()
-				return nil, err
-			}
-		}
+	ds.exe = exe
+	if err := ds.startInstance(ctx, o, url, 0); err != nil {
+		ds.stop()
+		return nil, err
 	}
 	return ds, nil
+}
+
+// startInstance starts the i-th (from 0) policyd and schedulerd; the first
+// keeps a single instance's names.
+func (ds *benchDaemons) startInstance(ctx context.Context, o *benchOptions, url string, i int) error {
+	for _, daemon := range []string{"policyd", "schedulerd"} {
+		name, instance := daemon, "bench"
+		if i > 0 {
+			name, instance = fmt.Sprintf("%s-%d", daemon, i+1), fmt.Sprintf("bench-%d", i+1)
+		}
+		if err := ds.startProcess(ctx, o, ds.exe, url, daemon, name, instance); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// startOthers starts the instances after the first (--instances), once the
+// first has read the world: policyd's instances share one durable consumer
+// (DESIGN.md §7, not partitioned yet), so a policy reaches one of them as
+// an event and the others only through their rebuild from the stored
+// record; an instance started before that record exists would never know
+// the policy and bind its share of the templates to none.
+func (ds *benchDaemons) startOthers(o *benchOptions, url string) error {
+	for i := 1; i < o.instances; i++ {
+		if err := ds.startInstance(ds.ctx, o, url, i); err != nil {
+			return err
+		}
+	}
+	ds.instances = o.instances
+	return nil
 }
 
 // startProcess starts daemon as process name with instance name instance.

@@ -155,10 +155,30 @@ func sleep(ctx context.Context, d time.Duration) error {
 }
 
 // stuck says where a run that placed too few stopped: how many subjects
-// the policy stream holds (bindings, among others) and what each consumer
-// of the path still has pending.
-func (ds *benchDaemons) stuck(ctx context.Context, bus *natsbus.Bus) string {
+// the policy stream holds (bindings, among others), what each consumer
+// of the path still has pending, and the templates placed per partition.
+func (ds *benchDaemons) stuck(ctx context.Context, bus *natsbus.Bus, keys []events.ObjectKey) string {
 	var sb strings.Builder
+	if _, _, n, err := bus.Instances(ctx); err == nil && n > 0 {
+		placed := map[string]bool{}
+		if ps, err := bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements); err == nil {
+			for _, m := range ps {
+				placed[m.Subject] = true
+			}
+		}
+		per, of := make([]int, n), make([]int, n)
+		for _, k := range keys {
+			p := events.Partition(k, n)
+			of[p]++
+			if placed[events.PlacementSubject(k)] {
+				per[p]++
+			}
+		}
+		sb.WriteString("\nplaced per partition:")
+		for p := range per {
+			fmt.Fprintf(&sb, " p%d %d/%d", p, per[p], of[p])
+		}
+	}
 	if st, err := bus.StreamState(ctx, events.StreamPolicy); err == nil {
 		fmt.Fprintf(&sb, "\n%s: %d subjects, %d messages", events.StreamPolicy, st.Subjects, st.Messages)
 	}
