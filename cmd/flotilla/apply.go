@@ -19,6 +19,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/sealing"
 	"github.com/flotilla-io/flotilla/policyd"
 	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 const cliSource = "/flotilla-cli"
@@ -117,7 +118,7 @@ func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs 
 	var key *sealing.Key
 	for _, d := range docs {
 		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
-		stripServerFields(d.Object)
+		readmodel.StripServerFields(d.Object)
 		sealed := credentials[d.Namespace+"/"+d.Name] && d.Kind == "Secret" && d.APIVersion == "v1"
 		verb := classify(accepted, d, sealed)
 		if verb == verbUnchanged {
