@@ -52,6 +52,8 @@ type Daemon struct {
 	// bus at start, then what hubd publishes ("" for a deletion). An
 	// object equal to it is not published again.
 	sent map[string]string
+	// refused are the hub objects hubd's validator refused, by key.
+	refused map[events.ObjectKey]refusal
 	// ours are the objects whose latest input at start came from a hubd.
 	ours map[events.ObjectKey]identity
 	// credentials are the Secrets (namespace/name) the hub's Clusters name.
@@ -100,7 +102,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 		watched:   mirror.WatchedNamespaces(cfg.Namespaces),
 		queue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[item]()),
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{}, kinds: map[string]resource{},
-		sent: map[string]string{}, credentials: map[string]bool{}, published: readmodel.NewPublished()}, nil
+		sent: map[string]string{}, refused: map[events.ObjectKey]refusal{}, credentials: map[string]bool{}, published: readmodel.NewPublished()}, nil
 }
 
 // Source is the source of the events hubd publishes.

@@ -3,6 +3,8 @@ package hubd
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"hash/fnv"
 	"strings"
 	"time"
 
@@ -52,6 +54,9 @@ func (d *Daemon) handle(ctx context.Context, it item) error {
 	}
 	if !exists {
 		r := d.resourceOf(it)
+		d.mu.Lock()
+		delete(d.refused, events.KeyOf(r.gvr.GroupVersion().String(), r.kind, it.namespace, it.name))
+		d.mu.Unlock()
 		return d.publishDeletion(ctx, r.gvr.GroupVersion().String(), r.kind, it.namespace, it.name)
 	}
 	u, ok := raw.(*unstructured.Unstructured)
@@ -80,6 +85,19 @@ func (d *Daemon) publishApplied(ctx context.Context, obj map[string]any) error {
 		return nil
 	}
 	k := mirror.Key(out)
+	norm, problems := mirror.Validate(out)
+	if len(problems) > 0 {
+		// Refused here, as flotilla apply refuses the file: nothing is
+		// published; the write-back reports it on the hub object.
+		if _, known := d.refused[k]; !known {
+			d.refused[k] = refusal{problems: problems, id: refusalID(problems), at: time.Now()}
+			d.log.Info("refused", zap.String("subject", k.String()), zap.String("problems", mirror.Problems(problems)))
+		}
+		d.mu.Unlock()
+		return nil
+	}
+	delete(d.refused, k)
+	out = norm
 	body, err := json.Marshal(out)
 	if err != nil {
 		d.mu.Unlock()
@@ -108,6 +126,14 @@ func (d *Daemon) publishApplied(ctx context.Context, obj map[string]any) error {
 	d.mu.Unlock()
 	d.log.Info("published", zap.String("event_type", e.Type()), zap.String("subject", k.String()), zap.String("event_id", e.ID()))
 	return nil
+}
+
+// refusalID names a set of problems: the same problems, the same Warning
+// Event.
+func refusalID(problems []events.FieldError) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(mirror.Problems(problems)))
+	return fmt.Sprintf("%08x", h.Sum32())
 }
 
 func isCredentials(obj map[string]any) bool {

@@ -70,13 +70,21 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 			errs = append(errs, err.Error())
 		}
 	}
-	rejections := map[events.ObjectKey]readmodel.Stored{}
+	// A policyd rejection counts while it is newer than the accepted
+	// record; a refusal of hubd's own validator while the hub holds the
+	// refused content.
+	refusals := map[events.ObjectKey]refusal{}
 	for _, m := range rejected {
 		var r events.Rejection
-		if m.Err == nil && events.Decode(m.Event, &r) == nil {
-			rejections[r.Key] = m
+		if m.Err == nil && events.Decode(m.Event, &r) == nil && f.Published.Records[r.Key].UpdatedAt.Before(m.Time) {
+			refusals[r.Key] = refusal{problems: r.Problems, id: fmt.Sprint(m.Sequence), at: m.Time}
 		}
 	}
+	d.mu.Lock()
+	for k, r := range d.refused {
+		refusals[k] = r
+	}
+	d.mu.Unlock()
 	hubClusters := map[string]bool{}
 	for gvr, inf := range d.informers {
 		for _, raw := range inf.GetStore().List() {
@@ -92,19 +100,19 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 				continue
 			}
 			k := mirror.Key(out)
-			if m, ok := rejections[k]; ok && (f.Published.Records[k].UpdatedAt.Before(m.Time) || !f.Published.Unchanged(k, out)) {
-				note(d.warn(ctx, u, m, written))
+			r, isRefused := refusals[k]
+			if isRefused {
+				note(d.warn(ctx, u, r, written))
 			}
-			if role := f.Published.Records[k].Role; gvr.Group == "policy.karmada.io" {
-				var rej *events.Rejection
-				if m, ok := rejections[k]; ok && f.Published.Records[k].UpdatedAt.Before(m.Time) {
-					var r events.Rejection
-					_ = events.Decode(m.Event, &r)
-					rej = &r
-				} else if role == "" {
+			if gvr.Group == "policy.karmada.io" {
+				if !isRefused && f.Published.Records[k].Role == "" {
 					continue // not answered yet
 				}
-				note(d.applyStatus(ctx, gvr, u, map[string]any{"conditions": mirror.PolicyConditions(rej, now)}, written))
+				var problems []events.FieldError
+				if isRefused {
+					problems = r.problems
+				}
+				note(d.applyStatus(ctx, gvr, u, map[string]any{"conditions": mirror.PolicyConditions(problems, now)}, written))
 				continue
 			}
 			if gvr == clusterGVR {
@@ -290,28 +298,32 @@ func (d *Daemon) collect(ctx context.Context, clusters []readmodel.Cluster, bind
 	return nil
 }
 
-// warn records policyd's rejection m of the hub object u as a Warning
-// Event on it, once per rejection (its name carries the row's sequence).
-func (d *Daemon) warn(ctx context.Context, u *unstructured.Unstructured, m readmodel.Stored, written map[string]string) error {
-	var r events.Rejection
-	if events.Decode(m.Event, &r) != nil {
-		return nil
-	}
+// refusal is why an object on the hub is not accepted: policyd's
+// rejection or hubd's own validator's, with an id naming it once.
+type refusal struct {
+	problems []events.FieldError
+	id       string
+	at       time.Time
+}
+
+// warn records the refusal r of the hub object u as a Warning Event on
+// it, once per refusal (the event's name carries r's id).
+func (d *Daemon) warn(ctx context.Context, u *unstructured.Unstructured, r refusal, written map[string]string) error {
 	ns := u.GetNamespace()
 	if ns == "" {
 		ns = "default"
 	}
-	name := fmt.Sprintf("%s.flotilla-%d", u.GetName(), m.Sequence)
+	name := fmt.Sprintf("%s.flotilla-%s", u.GetName(), r.id)
 	if written["event/"+ns+"/"+name] != "" {
 		return nil
 	}
-	at := m.Time.UTC().Format(time.RFC3339)
+	at := r.at.UTC().Format(time.RFC3339)
 	ev := map[string]any{
 		"apiVersion": "v1", "kind": "Event",
 		"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{mirror.ManagedByLabel: mirror.ManagedByHubd}},
 		"involvedObject": map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "name": u.GetName(),
 			"namespace": u.GetNamespace(), "uid": string(u.GetUID())},
-		"type": "Warning", "reason": mirror.ReasonValidationRejected, "message": "policyd rejected it: " + mirror.Problems(r),
+		"type": "Warning", "reason": mirror.ReasonValidationRejected, "message": "not accepted: " + mirror.Problems(r.problems),
 		"source": map[string]any{"component": mirror.FieldManager}, "firstTimestamp": at, "lastTimestamp": at, "count": int64(1),
 		"reportingComponent": mirror.FieldManager, "reportingInstance": d.Source(),
 	}

@@ -105,9 +105,13 @@ func TestHubDrivesFlotillaWithKubectl(t *testing.T) {
 	if !strings.Contains(clusters, "VERSION") || !strings.Contains(clusters, "MODE") || !strings.Contains(clusters, "READY") {
 		t.Errorf("get clusters lacks Karmada's columns:\n%s", clusters)
 	}
-	// The hub and flotilla get agree: the bus holds the hub's objects.
+	// The hub and flotilla get agree: the bus holds the hub's objects,
+	// exactly as flotilla apply would have published the same files.
 	if out := s.mustCLI("get", "pp", "-n", "default"); !strings.Contains(out, "my-app-policy") {
 		t.Errorf("flotilla get pp:\n%s", out)
+	}
+	if out, errOut, code := s.cli(append([]string{"diff"}, seed...)...); code != 0 {
+		t.Errorf("flotilla diff of the seed files against what hubd published: exit %d (want 0, no difference):\n%s%s", code, out, errOut)
 	}
 
 	h.mustKubectl("scale", "deploy", "my-app", "-n", "default", "--replicas=12")

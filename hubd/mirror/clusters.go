@@ -74,20 +74,20 @@ func reasonWord(state, fallback string) string {
 
 // PolicyConditions is the Accepted condition hubd writes on a policy or
 // Cluster: True once policyd accepted the hub's content, False with every
-// problem (field path and reason) when policyd rejected it.
-func PolicyConditions(rejected *events.Rejection, now metav1.Time) []metav1.Condition {
+// problem (field path and reason) when it was refused.
+func PolicyConditions(problems []events.FieldError, now metav1.Time) []metav1.Condition {
 	c := metav1.Condition{Type: ConditionAccepted, Status: metav1.ConditionTrue, Reason: ReasonPolicyAccepted,
 		Message: "accepted by policyd", LastTransitionTime: now}
-	if rejected != nil {
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonValidationRejected, Problems(*rejected)
+	if len(problems) > 0 {
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, ReasonValidationRejected, Problems(problems)
 	}
 	return []metav1.Condition{c}
 }
 
-// Problems is a rejection's problems in one line: "field: reason; ...".
-func Problems(r events.Rejection) string {
+// Problems is a refusal's problems in one line: "field: reason; ...".
+func Problems(problems []events.FieldError) string {
 	var parts []string
-	for _, p := range r.Problems {
+	for _, p := range problems {
 		parts = append(parts, p.Field+": "+p.Reason)
 	}
 	return strings.Join(parts, "; ")

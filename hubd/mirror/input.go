@@ -6,6 +6,7 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/policyd/validation"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
@@ -103,6 +104,20 @@ func Input(obj map[string]any, watched func(namespace string) bool, credentials 
 		delete(out, "metadata")
 	}
 	return out, ""
+}
+
+// Validate runs the validator `flotilla apply` runs on obj (an Input) and
+// returns what apply would publish for it: seed spellings normalised
+// (staticClusterWeight becomes staticWeightList), defaults applied,
+// selectors given their namespace. problems are its errors: then nothing
+// is published, as apply publishes nothing for a file with errors, and
+// hubd reports them on the hub object instead.
+func Validate(obj map[string]any) (out map[string]any, problems []events.FieldError) {
+	doc, errs, _ := validation.ValidateObject(obj)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return doc.Object, nil
 }
 
 // Key is the bus key of a hub object.
