@@ -56,8 +56,6 @@ type Daemon struct {
 	refused map[events.ObjectKey]refusal
 	// ours are the objects whose latest input at start came from a hubd.
 	ours map[events.ObjectKey]identity
-	// credentials are the Secrets (namespace/name) the hub's Clusters name.
-	credentials map[string]bool
 }
 
 // resource is one watched API resource.
@@ -102,7 +100,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 		watched:   mirror.WatchedNamespaces(cfg.Namespaces),
 		queue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[item]()),
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{}, kinds: map[string]resource{},
-		sent: map[string]string{}, refused: map[events.ObjectKey]refusal{}, credentials: map[string]bool{}, published: readmodel.NewPublished()}, nil
+		sent: map[string]string{}, refused: map[events.ObjectKey]refusal{}, published: readmodel.NewPublished()}, nil
 }
 
 // Source is the source of the events hubd publishes.

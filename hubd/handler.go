@@ -2,6 +2,7 @@ package hubd
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -13,6 +14,9 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/hubd/mirror"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
@@ -63,6 +67,14 @@ func (d *Daemon) handle(ctx context.Context, it item) error {
 	if !ok {
 		return nil
 	}
+	if it.gvr == clusterGVR {
+		// Its credentials may have been looked at before the Cluster
+		// named them: look again.
+		for key := range policy.CredentialSecretsIn(func(yield func(map[string]any) bool) { yield(u.Object) }) {
+			ns, name, _ := strings.Cut(key, "/")
+			d.queue.Add(item{secretGVR, ns, name})
+		}
+	}
 	return d.publishApplied(ctx, u.Object)
 }
 
@@ -78,8 +90,9 @@ func (d *Daemon) resourceOf(it item) resource {
 // publishApplied publishes obj as `flotilla apply` would, unless the bus
 // holds it already or hubd sent it last.
 func (d *Daemon) publishApplied(ctx context.Context, obj map[string]any) error {
+	credentials := d.credentials()
 	d.mu.Lock()
-	out, skip := mirror.Input(obj, d.watched, d.credentials)
+	out, skip := mirror.Input(obj, d.watched, credentials)
 	if skip != "" {
 		d.mu.Unlock()
 		return nil
@@ -108,14 +121,12 @@ func (d *Daemon) publishApplied(ctx context.Context, obj map[string]any) error {
 		return nil
 	}
 	d.mu.Unlock()
+	var e events.Event
 	if isCredentials(out) {
-		// Sealing a Cluster's credentials on the hub is not built yet
-		// (docs/hub.md): register the cluster with flotilla join.
-		d.log.Warn("credential Secret on the hub not mirrored", zap.String("subject", k.String()))
-		return nil
-	}
-	e, err := events.New(events.TypeObjectApplied, d.Source(), k.String(), out)
-	if err != nil {
+		if e, err = d.sealed(ctx, k, out); err != nil {
+			return err
+		}
+	} else if e, err = events.New(events.TypeObjectApplied, d.Source(), k.String(), out); err != nil {
 		return err
 	}
 	if err := d.publish(ctx, k, e); err != nil {
@@ -134,6 +145,57 @@ func refusalID(problems []events.FieldError) string {
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(mirror.Problems(problems)))
 	return fmt.Sprintf("%08x", h.Sum32())
+}
+
+// credentials are the Secrets (namespace/name) the hub's Clusters name.
+func (d *Daemon) credentials() map[string]bool {
+	inf, ok := d.informers[clusterGVR]
+	if !ok {
+		return nil
+	}
+	return policy.CredentialSecretsIn(func(yield func(map[string]any) bool) {
+		for _, raw := range inf.GetStore().List() {
+			if u, ok := raw.(*unstructured.Unstructured); ok && !yield(u.Object) {
+				return
+			}
+		}
+	})
+}
+
+// sealed is the secret.sealed event for a credentials Secret on the hub:
+// its values sealed to the announced credentials key, as flotilla apply
+// seals them. The plain values never leave this process.
+func (d *Daemon) sealed(ctx context.Context, k events.ObjectKey, secret map[string]any) (events.Event, error) {
+	key, err := d.sealKey(ctx)
+	if err != nil {
+		return events.Event{}, err
+	}
+	values, err := member.SecretValues(secret)
+	if err != nil {
+		return events.Event{}, fmt.Errorf("%s: %w", k, err)
+	}
+	data, err := member.SealValues(values, key, ".")
+	if err != nil {
+		return events.Event{}, err
+	}
+	return events.New(events.TypeSecretSealed, d.Source(), k.String(), events.SealedSecret{Namespace: k.Namespace, Name: k.Name, KeyID: key.ID, Data: data})
+}
+
+// sealKey is the credentials key healthd or executord announced.
+func (d *Daemon) sealKey(ctx context.Context) (*sealing.Key, error) {
+	ms, err := d.bus.LatestPerSubject(ctx, events.StreamPolicy, events.SealKeySubject)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(ms) - 1; i >= 0; i-- {
+		var k events.SealKey
+		if ms[i].Err == nil && events.Decode(ms[i].Event, &k) == nil {
+			if key, ok := sealing.Announced(k); ok {
+				return key, nil
+			}
+		}
+	}
+	return nil, errors.New("no credentials key has been announced yet (healthd or executord announce it)")
 }
 
 func isCredentials(obj map[string]any) bool {

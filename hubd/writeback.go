@@ -25,6 +25,7 @@ var (
 	crbGVR     = schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "clusterresourcebindings"}
 	clusterGVR = schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}
 	eventGVR   = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	secretGVR  = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 )
 
 // writeBackLoop writes the bus's state back to the hub every Interval

@@ -35,6 +35,7 @@ func newHub(s *system) *hub {
 	h := &hub{s: s, kubeconfig: kc}
 	s.mustCLI("hub", "install", "--kubeconfig", kc)
 	h.kubectl("delete", "deploy,svc,configmap,pp,op,rb,events", "--all", "-n", "default", "--ignore-not-found", "--wait=false")
+	h.kubectl("delete", "clusters,cpp,cop", "--all", "--ignore-not-found", "--wait=false")
 	return h
 }
 

@@ -1,0 +1,91 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHubSeed004RegistersClustersFromSecretsAndPlaces: seed 004 through the
+// hub with kubectl only. Each member is registered as Karmada users do:
+// a Secret in karmada-system holding its kubeconfig and a Cluster whose
+// secretRef names it (the seed's own cluster.yaml for aws-prod, unchanged);
+// hubd seals the Secrets before they leave it. Then the canary and the
+// tuning policies place as in TestSeed004PlacesThroughTheDaemons.
+func TestHubSeed004RegistersClustersFromSecretsAndPlaces(t *testing.T) {
+	s := newSystem(t)
+	h := newHub(s)
+	s.startAll()
+	s.start("hubd", "--hub-kubeconfig", h.kubeconfig, "--hub-interval", "1s")
+	s.waitDaemonsReady("hubd")
+	joins := []struct{ name, member, secret, labels, region string }{
+		{"aws-prod", "cluster1", "aws-kubeconfig", "{cost-tier: low, region: us-east-1}", "us-east-1"},
+		{"azure-staging", "cluster2", "azure-kubeconfig", "{cost-tier: high, region: westeurope}", "westeurope"},
+		{"aws-dr", "cluster3", "aws-dr-kubeconfig", "{cost-tier: high, region: us-east-1}", "us-east-1"},
+	}
+	t.Cleanup(func() {
+		for _, j := range joins {
+			h.kubectl("delete", "cluster", j.name, "--ignore-not-found")
+			h.kubectl("delete", "secret", j.secret, "-n", "karmada-system", "--ignore-not-found")
+		}
+	})
+	for _, j := range joins {
+		h.kubectl("delete", "secret", j.secret, "-n", "karmada-system", "--ignore-not-found")
+		h.mustKubectl("create", "secret", "generic", j.secret, "-n", "karmada-system", "--from-file=value="+filepath.Join(s.sandbox, j.member+".kubeconfig"))
+		if j.name == "aws-prod" {
+			h.mustKubectl("apply", "-f", filepath.Join(seed004, "cluster.yaml"))
+			continue
+		}
+		h.mustKubectl("apply", "-f", s.write(j.name+".yaml", fmt.Sprintf(`apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: %s, labels: %s}
+spec:
+  syncMode: Push
+  region: %s
+  secretRef: {namespace: karmada-system, name: %s}
+`, j.name, j.labels, j.region, j.secret)))
+	}
+	s.waitReady(3)
+	h.until(30*time.Second, `(?s)aws-dr\s+v\S+\s+Push\s+True.*aws-prod\s+v\S+\s+Push\s+True.*azure-staging\s+v\S+\s+Push\s+True`, "get", "clusters")
+
+	ns := uniqueNS("hub-seed004")
+	h.mustKubectl("create", "namespace", ns)
+	t.Cleanup(func() { h.kubectl("delete", "namespace", ns, "--wait=false"); s.deleteNamespace(ns) })
+	inNS := func(file string) string {
+		b, err := os.ReadFile(filepath.Join(seed004, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.ReplaceAll(string(b), "namespace: default", "namespace: "+ns)
+	}
+	h.mustKubectl("apply", "-f", s.write("canary.yaml", inNS("canary-release.yaml")))
+	h.mustKubectl("apply", "-f", s.write("tuning.yaml", inNS("tuning.yaml")+fmt.Sprintf(`
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: checkout, namespace: %[1]s, labels: {latency: region-sensitive}}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: checkout}}
+  template:
+    metadata: {labels: {app: checkout}}
+    spec: {containers: [{name: c, image: nginx:1.25.3}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: batch-report, namespace: %[1]s, labels: {budget: tight}}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: batch-report}}
+  template:
+    metadata: {labels: {app: batch-report}}
+    spec: {containers: [{name: c, image: nginx:1.25.3}]}
+`, ns)))
+	expectMembers(s, "frontend 8 on aws-prod (cluster1), 2 on azure-staging (cluster2)", ns, "frontend", map[string]int32{"cluster1": 8, "cluster2": 2, "cluster3": -1})
+	expectMembers(s, "checkout duplicated in us-east-1 only (aws-prod, aws-dr)", ns, "checkout", map[string]int32{"cluster1": 4, "cluster2": -1, "cluster3": 4})
+	expectMembers(s, "batch-report on the cost-tier low cluster only", ns, "batch-report", map[string]int32{"cluster1": 3, "cluster2": -1, "cluster3": -1})
+	h.until(60*time.Second, `frontend\s+10/10`, "get", "deploy", "frontend", "-n", ns)
+}
