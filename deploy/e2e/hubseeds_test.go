@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // TestHubSeed004RegistersClustersFromSecretsAndPlaces: seed 004 through the
@@ -88,4 +92,35 @@ spec:
 	expectMembers(s, "checkout duplicated in us-east-1 only (aws-prod, aws-dr)", ns, "checkout", map[string]int32{"cluster1": 4, "cluster2": -1, "cluster3": 4})
 	expectMembers(s, "batch-report on the cost-tier low cluster only", ns, "batch-report", map[string]int32{"cluster1": 3, "cluster2": -1, "cluster3": -1})
 	h.until(60*time.Second, `frontend\s+10/10`, "get", "deploy", "frontend", "-n", ns)
+}
+
+// TestHubSeed002RegistersAClusterAndPlacesNginxGlobal: seed 002 through the
+// hub with kubectl alone: its clusters.yaml (sandbox cluster3's kubeconfig
+// in the Secret) registers aws-prod, its nginx-global.yaml, unchanged, runs
+// all 10 replicas there; the credentials Secret reaches no member and the
+// bus never carries the member's token in plain text.
+func TestHubSeed002RegistersAClusterAndPlacesNginxGlobal(t *testing.T) {
+	s := newSystem(t)
+	h := newHub(s)
+	s.startAll()
+	s.start("hubd", "--hub-kubeconfig", h.kubeconfig, "--hub-interval", "1s")
+	s.waitDaemonsReady("hubd")
+	doc, token := seed002Clusters(t, s.sandbox)
+	clusters := s.write("clusters.yaml", doc)
+	nginx := filepath.Join("..", "..", "examples", "seed002", "nginx-global.yaml")
+	s.cleanMembersOf([]string{"cluster3"}, "default", "nginx-web")
+	t.Cleanup(func() {
+		h.kubectl("delete", "-f", nginx, "--ignore-not-found")
+		h.kubectl("delete", "-f", clusters, "--ignore-not-found")
+		s.cleanMembersOf([]string{"cluster3"}, "default", "nginx-web")
+	})
+	h.mustKubectl("apply", "-f", clusters)
+	s.waitReady(1)
+	h.mustKubectl("apply", "-f", nginx)
+	expectMembers(s, "nginx-web all 10 on aws-prod (cluster3)", "default", "nginx-web", map[string]int32{"cluster3": 10})
+	h.until(60*time.Second, `nginx-web-deployment\s+True\s+True`, "get", "rb", "-n", "default")
+	if _, err := s.member("cluster3").CoreV1().Secrets("karmada-system").Get(context.Background(), "aws-kubeconfig-secret", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("credentials Secret propagated to the member? %v", err)
+	}
+	s.expectNoPlainToken(token)
 }
