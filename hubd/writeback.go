@@ -113,7 +113,8 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 				if isRefused {
 					problems = r.problems
 				}
-				note(d.applyStatus(ctx, gvr, u, map[string]any{"conditions": mirror.PolicyConditions(problems, now)}, written))
+				conds := d.keepTransitions("policy/"+k.String(), mirror.PolicyConditions(problems, now))
+				note(d.applyStatus(ctx, gvr, u, map[string]any{"conditions": conds}, written))
 				continue
 			}
 			if gvr == clusterGVR {
@@ -129,6 +130,7 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 			rb := mirror.Binding(t, mirror.ObjectReference{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(),
 				Name: u.GetName(), UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}, now)
 			bindings[rb.Namespace+"/"+rb.Name] = true
+			rb.Status.Conditions = d.keepTransitions("binding/"+rb.Namespace+"/"+rb.Name, rb.Status.Conditions)
 			note(d.applyBinding(ctx, rb, written))
 		}
 	}
@@ -140,6 +142,14 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// keepTransitions keeps the transition times of the conditions last
+// written under key (mirror.KeepTransitions) and remembers these.
+func (d *Daemon) keepTransitions(key string, next []metav1.Condition) []metav1.Condition {
+	out := mirror.KeepTransitions(d.conditions[key], next)
+	d.conditions[key] = out
+	return out
 }
 
 // changed records want under key in written and reports whether it
@@ -247,6 +257,7 @@ func (d *Daemon) applyCluster(ctx context.Context, c readmodel.Cluster, onHub bo
 		}
 	}
 	st := mirror.ClusterStatus(c, now)
+	st.Conditions = d.keepTransitions("cluster/"+name, st.Conditions)
 	key := "status/cluster/" + name
 	if !changed(written, key, st) {
 		return nil

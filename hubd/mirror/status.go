@@ -222,3 +222,18 @@ func fullyApplied(t readmodel.Template, now metav1.Time) metav1.Condition {
 	}
 	return c
 }
+
+// KeepTransitions gives each condition of next whose type had the same
+// status in previous that condition's lastTransitionTime: a condition's
+// time says when its status last changed, not when hubd last wrote it.
+func KeepTransitions(previous, next []metav1.Condition) []metav1.Condition {
+	out := slices.Clone(next)
+	for i, c := range out {
+		for _, p := range previous {
+			if p.Type == c.Type && p.Status == c.Status {
+				out[i].LastTransitionTime = p.LastTransitionTime
+			}
+		}
+	}
+	return out
+}
