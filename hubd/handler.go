@@ -2,8 +2,8 @@ package hubd
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -16,8 +16,8 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
-	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/hubd/mirror"
+	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
