@@ -26,7 +26,7 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 	if !d.members.Registered(d.workers, r.Name, r.Generation) {
 		return nil // older than the cluster's deregistration, or than its worker's registration
 	}
-	if r.Spec.SyncMode == "Pull" {
+	if r.Spec.PullMode() {
 		// Served by its own executord (pull mode), as Karmada's agent
 		// serves a Pull cluster: two appliers would race.
 		if old, ok := d.members.Stop(d.workers, r.Name); ok {

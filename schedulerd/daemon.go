@@ -81,6 +81,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.rebuild(ctx); err != nil {
 		return err
 	}
+	if err := d.assignMissing(ctx); err != nil {
+		return err
+	}
 	if err := d.h.CatchUp(ctx); err != nil {
 		return err
 	}
@@ -247,4 +250,32 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 	// Members known only from health reports (deregistered) are dropped.
 	h.members.dropUnregistered()
 	return errors.Join(errs...)
+}
+
+// assignMissing gives each cluster in Pull mode the assignments its
+// stream subjects lack (Handler.AssignMissing): it turned to Pull while
+// schedulerd was down, or the backfill of its turn was cut short. Only Pull
+// clusters' assignments are read, so without any it reads nothing.
+func (d *Daemon) assignMissing(ctx context.Context) error {
+	for _, c := range d.h.PullClusters() {
+		ms, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamWork, events.AssignmentsOf(c))
+		if err != nil {
+			return fmt.Errorf("assignments of %s: %w", c, err)
+		}
+		stored := make(map[events.ObjectKey]events.PlacementDecision, len(ms))
+		for _, m := range ms {
+			var a events.PlacementDecision
+			if m.Err == nil && events.Type(m.Event.Type()) == events.TypeWorkAssigned && events.Decode(m.Event, &a) == nil {
+				stored[a.Key] = a
+			}
+		}
+		n, err := d.h.AssignMissing(ctx, c, stored)
+		if n > 0 {
+			d.deps.Log.Info("assignments a Pull cluster lacked, published", zap.String("cluster", c), zap.Int("assignments", n))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

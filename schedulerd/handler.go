@@ -164,7 +164,17 @@ func (h *Handler) HandleClusterChanged(ctx context.Context, e events.Event) erro
 		if m.reg.Generation > r.Generation {
 			return nil
 		}
+		old := m.reg
 		m.reg = r
+		if r.Spec.PullMode() && !old.Spec.PullMode() {
+			// Its own executord now reads its assignments, which were
+			// not written while it was pushed to. On failure the
+			// redelivery must see the turn again.
+			if err := h.assignAllTo(ctx, e, r.Name); err != nil {
+				m.reg = old
+				return err
+			}
+		}
 	case events.TypeClusterDeregistered:
 		var r events.ClusterRegistration
 		if err := events.Decode(e, &r); err != nil {

@@ -20,7 +20,7 @@ import (
 )
 
 func newJoin(g *globals) *cobra.Command {
-	var clusterKubeconfig, kubeconfig, labels, provider, region string
+	var clusterKubeconfig, kubeconfig, labels, provider, region, syncMode string
 	var zones, resources []string
 	var timeout time.Duration
 	var createAccount bool
@@ -40,7 +40,13 @@ the flotilla-executor ServiceAccount in flotilla-system with a ClusterRole
 covering what executord and healthd need (apply and delete the --resources
 kinds, read nodes and pods), and a service-account-token Secret; the member
 is joined with that token, and the kubeconfig given is not stored. Without
-it, join warns when the kubeconfig given is cluster-admin in the member.`,
+it, join warns when the kubeconfig given is cluster-admin in the member.
+
+--sync-mode Pull registers a cluster whose work its own executord applies
+(executord --cluster NAME, run in or beside the member, on a credential
+issued with flotilla creds issue executord NAME --cluster NAME): the control
+plane's executord leaves it, and schedulerd writes it the assignments that
+executord reads. healthd still probes it with the kubeconfig given.`,
 		Example: "  flotilla join cluster1 --cluster-kubeconfig .sandbox/cluster1.kubeconfig --labels region=beijing --region cn-north",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -53,6 +59,9 @@ it, join warns when the kubeconfig given is cluster-admin in the member.`,
 				file = kubeconfig
 			case kubeconfig != "":
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: --kubeconfig %s names Karmada's control plane; Flotilla has none, so it is ignored\n", kubeconfig)
+			}
+			if syncMode != policy.SyncModePush && syncMode != policy.SyncModePull {
+				return fmt.Errorf("--sync-mode %q: want %s or %s", syncMode, policy.SyncModePush, policy.SyncModePull)
 			}
 			raw, err := os.ReadFile(file)
 			if err != nil {
@@ -122,7 +131,7 @@ it, join warns when the kubeconfig given is cluster-admin in the member.`,
 				if err != nil {
 					return err
 				}
-				cl := policy.Cluster{Spec: policy.ClusterSpec{APIEndpoint: endpoint, SyncMode: "Push", Provider: provider, Region: region, Zones: zones,
+				cl := policy.Cluster{Spec: policy.ClusterSpec{APIEndpoint: endpoint, SyncMode: syncMode, Provider: provider, Region: region, Zones: zones,
 					SecretRef: &policy.LocalSecretRef{Namespace: policy.CredentialsNamespace, Name: secretName}}}
 				cl.APIVersion, cl.Kind, cl.Name = policy.ClusterAPIVersion, policy.KindCluster, name
 				if len(lbls) > 0 {
@@ -151,6 +160,7 @@ it, join warns when the kubeconfig given is cluster-admin in the member.`,
 	c.Flags().StringVar(&kubeconfig, "kubeconfig", "", "alone: same as --cluster-kubeconfig; with it: Karmada's control plane (ignored)")
 	c.Flags().StringVar(&labels, "labels", "", "cluster labels, k=v,k2=v2")
 	c.Flags().StringVar(&provider, "provider", "", "spec.provider")
+	c.Flags().StringVar(&syncMode, "sync-mode", policy.SyncModePush, "spec.syncMode: Push (the control plane's executord applies its work) or Pull (its own executord --cluster NAME does)")
 	c.Flags().StringVar(&region, "region", "", "spec.region")
 	c.Flags().StringArrayVar(&zones, "zone", nil, "spec.zones entry; repeatable")
 	c.Flags().BoolVar(&createAccount, "create-service-account", false, "create a least-privilege flotilla-executor account in the member and join with its token")

@@ -107,7 +107,7 @@ See where they run:         flotilla get work`,
 		c.GroupID = "client"
 		root.AddCommand(c)
 	}
-	root.AddCommand(newNATSNode(), newNATSWait(g), newNATSAuthority(), newNATSRegister(g))
+	root.AddCommand(newNATSNode(), newNATSWait(g), newNATSAuthority(), newNATSTLS(), newNATSRegister(g))
 	return root
 }
 

@@ -19,7 +19,7 @@ import (
 // process. Hidden: users run the make targets.
 func newNATSNode() *cobra.Command {
 	var n natsbus.ClusterNode
-	var authDir string
+	var authDir, tlsDir string
 	c := &cobra.Command{
 		Use:    "nats-node",
 		Short:  "Run one nats-server node of a JetStream cluster (make nats-cluster)",
@@ -36,6 +36,13 @@ func newNATSNode() *cobra.Command {
 			if n.Auth, err = clusterAuthority(authDir); err != nil {
 				return err
 			}
+			if tlsDir != "" {
+				f, err := clusterTLS(tlsDir)
+				if err != nil {
+					return err
+				}
+				n.TLS = &f
+			}
 			return natsbus.RunNode(cmd.Context(), n)
 		},
 	}
@@ -50,6 +57,43 @@ func newNATSNode() *cobra.Command {
 	fs.StringVar(&n.DataDir, "data-dir", "", "JetStream file storage of this node")
 	fs.BoolVar(&n.SyncAlways, "sync-always", false, "fsync every JetStream write before acknowledging it (sync_interval: always)")
 	fs.StringVar(&authDir, "auth-dir", "", "trust the authority in this directory (made by nats-authority; the same on every node); empty: authentication off")
+	fs.StringVar(&tlsDir, "tls-dir", "", "serve clients and routes over TLS only with the certificate and CA in this directory (made by nats-tls; the same on every node); empty: plain")
+	return c
+}
+
+// clusterTLS loads the certificate, key and CA nats-tls made in dir; a
+// node never makes them, since three nodes making their own would not
+// trust one another.
+func clusterTLS(dir string) (natsbus.TLSFiles, error) {
+	f := natsbus.TLSFiles{Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server-key.pem"), CA: filepath.Join(dir, "ca.pem")}
+	for _, p := range []string{f.Cert, f.Key, f.CA} {
+		if _, err := os.Stat(p); err != nil {
+			return f, fmt.Errorf("--tls-dir: %w (nats-tls makes it)", err)
+		}
+	}
+	return f, nil
+}
+
+// newNATSTLS is `flotilla nats-tls`: it generates, once, the CA and the
+// certificate every node of a cluster serves clients and routes with,
+// before make nats-cluster TLS=1 starts them (natsbus.LoadOrCreateTLS, as
+// up --tls does under its data dir).
+func newNATSTLS() *cobra.Command {
+	var tlsDir string
+	c := &cobra.Command{
+		Use:    "nats-tls",
+		Short:  "Create the TLS CA and certificate of a NATS cluster unless they exist",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if tlsDir == "" {
+				return fmt.Errorf("--tls-dir is required")
+			}
+			_, err := natsbus.LoadOrCreateTLS(tlsDir, nil)
+			return err
+		},
+	}
+	c.Flags().StringVar(&tlsDir, "tls-dir", "", "directory of the CA (ca.pem) and the nodes' certificate and key (created, mode 0700)")
 	return c
 }
 
@@ -83,7 +127,7 @@ func newNATSWait(g *globals) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			return natsbus.WaitMetaLeader(ctx, g.natsURL, auth)
+			return natsbus.WaitMetaLeader(ctx, g.natsURL, auth, g.tlsCA)
 		},
 	}
 	c.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait")
@@ -118,7 +162,9 @@ func newNATSAuthority() *cobra.Command {
 // exist (creds/admin.creds beside --auth-dir, issued through the
 // credentials service like up's and recorded as "admin") and registers
 // them for every URL of --nats-url, as up does for its own URL. With
-// --insecure it forgets any registered for them instead.
+// --insecure it forgets any registered for them instead. It registers the
+// CA of --tls-ca for them too (a cluster serving TLS), or forgets one
+// registered there (a plain cluster), as up --tls does.
 func newNATSRegister(g *globals) *cobra.Command {
 	var authDir string
 	var insecure bool
@@ -128,6 +174,13 @@ func newNATSRegister(g *globals) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			cas, err := registerCA(g.natsURL, g.tlsCA)
+			if err != nil {
+				return fmt.Errorf("register the TLS CA: %w", err)
+			}
+			if len(cas) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "TLS CA %s, registered as %s\n", g.tlsCA, strings.Join(cas, ", "))
+			}
 			if insecure {
 				unregister(g.natsURL)
 				return nil
@@ -140,7 +193,7 @@ func newNATSRegister(g *globals) *cobra.Command {
 			if _, err := os.Stat(file); errors.Is(err, os.ErrNotExist) {
 				ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 				defer cancel()
-				if err := issueClusterAdmin(ctx, auth, g.natsURL, file); err != nil {
+				if err := issueClusterAdmin(ctx, auth, g.natsURL, g.tlsCA, file); err != nil {
 					return err
 				}
 			}
@@ -163,9 +216,10 @@ func newNATSRegister(g *globals) *cobra.Command {
 
 // issueClusterAdmin issues the cluster's first admin credentials into file
 // through a credentials service run for the moment on an admin
-// connection the authority signs in memory.
-func issueClusterAdmin(ctx context.Context, auth *upAuth, urls, file string) error {
-	bus, err := auth.authority.ConnectAdmin(ctx, urls, natsbus.Options{Name: "flotilla-nats-register"})
+// connection the authority signs in memory, over TLS verified with the CA
+// in tlsCA ("": plain).
+func issueClusterAdmin(ctx context.Context, auth *upAuth, urls, tlsCA, file string) error {
+	bus, err := auth.authority.ConnectAdmin(ctx, urls, natsbus.Options{Name: "flotilla-nats-register", TLSCA: tlsCA})
 	if err != nil {
 		return err
 	}

@@ -74,27 +74,48 @@ func roleGrant(req natsbus.IssueRequest) (natsbus.Grant, error) {
 			g.Read = append(g.Read, s.Name)
 		}
 		return g, nil
-	case "policyd":
-		return daemonGrant("policyd", policyd.Consumers(policyd.DefaultConfig())), nil
-	case "schedulerd":
-		return daemonGrant("schedulerd", schedulerd.Consumers(schedulerd.DefaultConfig())), nil
-	case "healthd":
-		return daemonGrant("healthd", healthd.Consumers(healthd.DefaultConfig())), nil
-	case "executord":
-		if req.Cluster != "" {
+	case "policyd", "schedulerd", "healthd", "executord":
+		if req.Role == "executord" && req.Cluster != "" {
 			return memberGrant(req.Cluster), nil
 		}
-		cfg := executord.DefaultConfig()
-		cfg.Instance, cfg.Cluster = anyName, req.Cluster
-		return daemonGrant("executord", executord.Consumers(cfg, anyName)), nil
+		return daemonGrant(req.Role), nil
 	}
 	return natsbus.Grant{}, fmt.Errorf("no role %q: the roles are %s", req.Role, strings.Join(roleNames(), ", "))
 }
 
+// daemonConsumers are the durable consumers daemon binds, each by the name
+// it binds it with, or "*" where that name is not known in advance (it
+// holds a member cluster's or an instance's name): the one place a role's
+// consumer names come from, for its own grant and for what the others'
+// grants deny (DESIGN.md decision 26).
+func daemonConsumers(daemon string) []natsbus.ConsumerSpec {
+	var out []natsbus.ConsumerSpec
+	switch daemon {
+	case "policyd":
+		out = policyd.Consumers(policyd.DefaultConfig())
+	case "schedulerd":
+		out = schedulerd.Consumers(schedulerd.DefaultConfig())
+	case "healthd":
+		out = healthd.Consumers(healthd.DefaultConfig())
+	case "executord":
+		cfg := executord.DefaultConfig()
+		cfg.Instance = anyName
+		out = executord.Consumers(cfg, anyName)
+	}
+	for i, c := range out {
+		if strings.Contains(c.Name, events.ClusterToken(anyName)) || strings.Contains(c.Name, anyName) {
+			out[i].Name = "*"
+		}
+	}
+	return out
+}
+
 // daemonGrant derives a daemon's grant from the catalogue rows it produces
-// and its consumers.
-func daemonGrant(daemon string, consumers []natsbus.ConsumerSpec) natsbus.Grant {
-	g := natsbus.Grant{EnsureStreams: true}
+// and its consumers. Where it binds consumers of any name of a stream
+// ("*"), the other daemons' consumers of that stream are denied it by
+// name: it can neither bind, pull from nor acknowledge for them.
+func daemonGrant(daemon string) natsbus.Grant {
+	g := natsbus.Grant{EnsureStreams: true, Consume: daemonConsumers(daemon)}
 	for _, e := range events.Catalogue {
 		if !producedBy(e, daemon) {
 			continue
@@ -102,12 +123,17 @@ func daemonGrant(daemon string, consumers []natsbus.ConsumerSpec) natsbus.Grant 
 		g.Publish = append(g.Publish, subjectPattern(e.Subject, ""))
 		g.Read = append(g.Read, e.Stream)
 	}
-	for _, c := range consumers {
-		if strings.Contains(c.Name, events.ClusterToken(anyName)) || strings.Contains(c.Name, anyName) {
-			c.Name = "*"
+	for other := range daemons {
+		if other == daemon {
+			continue
 		}
-		g.Consume = append(g.Consume, c)
+		for _, c := range daemonConsumers(other) {
+			if c.Name != "*" {
+				g.Foreign = append(g.Foreign, c)
+			}
+		}
 	}
+	slices.SortFunc(g.Foreign, func(a, b natsbus.ConsumerSpec) int { return strings.Compare(a.Stream+"."+a.Name, b.Stream+"."+b.Name) })
 	slices.Sort(g.Publish)
 	slices.Sort(g.Read)
 	g.Publish, g.Read = slices.Compact(g.Publish), slices.Compact(g.Read)

@@ -33,6 +33,11 @@ func allowed(patterns []string, subject string) bool {
 	return slices.ContainsFunc(patterns, func(p string) bool { return matches(p, subject) })
 }
 
+// mayPublish is what the server decides: allowed and not denied.
+func mayPublish(p natsbus.Permissions, subject string) bool {
+	return allowed(p.Publish, subject) && !allowed(p.PublishDeny, subject)
+}
+
 // sampleSubject is one concrete subject of a catalogue row.
 func sampleSubject(row string) string {
 	return strings.NewReplacer("<key>", "default.apps.Deployment.web", "<cluster>", "cluster1", "<consumer>", "some-consumer").Replace(row)
@@ -44,7 +49,7 @@ func grantOf(t *testing.T, req natsbus.IssueRequest) natsbus.Permissions {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g.Permissions(natsbus.InboxPrefix("UTEST"))
+	return g.Permissions("UTEST")
 }
 
 // TestEachDaemonPublishesExactlyTheCatalogueRowsItProduces holds every
@@ -163,6 +168,8 @@ func TestExecutordForOneClusterReadsAndPublishesOnlyThatClustersWork(t *testing.
 }
 
 func TestUsersRolesAllowWhatTheySayAndNothingElse(t *testing.T) {
+	const api = "$JS.API."
+	reader := natsbus.ReaderNames("UTEST")[0]
 	key := events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "team-a", Name: "web"}
 	other := events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "team-b", Name: "web"}
 	cases := []struct {
@@ -178,14 +185,25 @@ func TestUsersRolesAllowWhatTheySayAndNothingElse(t *testing.T) {
 		{"a publisher reaches no credentials service", natsbus.IssueRequest{Role: rolePublisher}, natsbus.IssueSubject, false},
 		{"a namespace's publisher publishes its namespace", natsbus.IssueRequest{Role: rolePublisher, Namespace: "team-a"}, events.InputSubject(key), true},
 		{"a namespace's publisher publishes no other", natsbus.IssueRequest{Role: rolePublisher, Namespace: "team-a"}, events.InputSubject(other), false},
-		{"a viewer reads placements", natsbus.IssueRequest{Role: roleViewer}, "$JS.API.CONSUMER.CREATE.FLOTILLA_PLACEMENT.x", true},
+		{"a viewer reads placements through its own consumer", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.CREATE.FLOTILLA_PLACEMENT." + reader + ".flotilla.placement.>", true},
+		{"a viewer pulls from its own consumer", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.MSG.NEXT.FLOTILLA_PLACEMENT." + reader, true},
+		{"a viewer deletes its own consumer", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.DELETE.FLOTILLA_PLACEMENT." + reader, true},
+		{"a viewer gets a message by sequence", natsbus.IssueRequest{Role: roleViewer}, api + "STREAM.MSG.GET.FLOTILLA_PLACEMENT", true},
+		{"a viewer creates no consumer of another name", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.CREATE.FLOTILLA_PLACEMENT.x", false},
+		{"a viewer creates no consumer named in the request only", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.CREATE.FLOTILLA_INPUT", false},
+		{"a viewer creates no durable the legacy way", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.DURABLE.CREATE.FLOTILLA_INPUT." + policyd.ConsumerName, false},
+		{"a viewer re-filters no daemon's consumer", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.CREATE.FLOTILLA_INPUT." + policyd.ConsumerName + ".flotilla.>", false},
+		{"a viewer updates no daemon's consumer", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.CREATE.FLOTILLA_INPUT." + policyd.ConsumerName, false},
+		{"a viewer pulls from no daemon's consumer", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.MSG.NEXT.FLOTILLA_INPUT." + policyd.ConsumerName, false},
+		{"a viewer acknowledges for no daemon's consumer", natsbus.IssueRequest{Role: roleViewer}, "$JS.ACK.FLOTILLA_INPUT." + policyd.ConsumerName + ".1.1.1.1.1", false},
+		{"a viewer reads through no other credential's consumer", natsbus.IssueRequest{Role: roleViewer}, api + "CONSUMER.MSG.NEXT.FLOTILLA_PLACEMENT." + natsbus.ReaderNames("UOTHERUSERKEY")[0], false},
 		{"a viewer publishes no input", natsbus.IssueRequest{Role: roleViewer}, events.InputSubject(key), false},
 		{"a viewer deletes no consumer", natsbus.IssueRequest{Role: roleViewer}, "$JS.API.CONSUMER.DELETE.FLOTILLA_INPUT.policyd-input", false},
 		{"a viewer deletes no stream", natsbus.IssueRequest{Role: roleViewer}, "$JS.API.STREAM.DELETE.FLOTILLA_INPUT", false},
 		{"a viewer reads no credentials bucket", natsbus.IssueRequest{Role: roleViewer}, "$JS.API.CONSUMER.CREATE.KV_FLOTILLA_CREDENTIALS.x", false},
-		{"the console reads work", natsbus.IssueRequest{Role: roleConsole}, "$JS.API.CONSUMER.CREATE.FLOTILLA_WORK.x", true},
-		{"the console reads dead letters", natsbus.IssueRequest{Role: roleConsole}, "$JS.API.CONSUMER.CREATE.FLOTILLA_DEADLETTER.x", true},
-		{"the console reads no raw input", natsbus.IssueRequest{Role: roleConsole}, "$JS.API.CONSUMER.CREATE.FLOTILLA_INPUT.x", false},
+		{"the console reads work", natsbus.IssueRequest{Role: roleConsole}, api + "CONSUMER.CREATE.FLOTILLA_WORK." + reader, true},
+		{"the console reads dead letters", natsbus.IssueRequest{Role: roleConsole}, api + "CONSUMER.CREATE.FLOTILLA_DEADLETTER." + reader + ".flotilla.deadletter.>", true},
+		{"the console reads no raw input", natsbus.IssueRequest{Role: roleConsole}, api + "CONSUMER.CREATE.FLOTILLA_INPUT." + reader, false},
 		{"the console publishes no input", natsbus.IssueRequest{Role: roleConsole}, events.InputSubject(key), false},
 		{"the console writes no placement", natsbus.IssueRequest{Role: roleConsole}, events.PlacementSubject(key), false},
 		{"the console deletes no consumer", natsbus.IssueRequest{Role: roleConsole}, "$JS.API.CONSUMER.DELETE.FLOTILLA_WORK.x", false},
@@ -195,7 +213,7 @@ func TestUsersRolesAllowWhatTheySayAndNothingElse(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := grantOf(t, c.req)
-			if got := allowed(p.Publish, c.subject); got != c.want {
+			if got := mayPublish(p, c.subject); got != c.want {
 				t.Errorf("may publish %s = %v, want %v", c.subject, got, c.want)
 			}
 		})
@@ -222,6 +240,57 @@ func TestARequestTheRoleCannotNarrowIsRefused(t *testing.T) {
 	} {
 		if _, err := roleGrant(req); err == nil {
 			t.Errorf("roleGrant(%+v) = nil error, want a refusal", req)
+		}
+	}
+}
+
+// TestNoReaderNorOtherDaemonReachesADaemonsDurableConsumer: a durable
+// consumer of a daemon is bound, updated, pulled from, acknowledged for
+// and deleted by no other credential (the admin's aside), the push-mode
+// executord's, which binds consumers of any name on two streams, included.
+func TestNoReaderNorOtherDaemonReachesADaemonsDurableConsumer(t *testing.T) {
+	for owner := range daemons {
+		for _, c := range daemonConsumers(owner) {
+			if c.Name == "*" {
+				continue
+			}
+			for _, role := range roleNames() {
+				if role == roleAdmin || role == owner {
+					continue
+				}
+				p := grantOf(t, natsbus.IssueRequest{Role: role})
+				for _, subject := range []string{
+					"$JS.API.CONSUMER.CREATE." + c.Stream + "." + c.Name,
+					"$JS.API.CONSUMER.CREATE." + c.Stream + "." + c.Name + ".flotilla.>",
+					"$JS.API.CONSUMER.MSG.NEXT." + c.Stream + "." + c.Name,
+					"$JS.API.CONSUMER.DELETE." + c.Stream + "." + c.Name,
+					"$JS.ACK." + c.Stream + "." + c.Name + ".1.1.1.1.1",
+				} {
+					if mayPublish(p, subject) {
+						t.Errorf("%s may publish %s, which is %s's", role, subject, owner)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAnExecutordOfEveryClusterBindsItsOwnConsumersOfAnyName: the push-mode
+// executord names its consumers after clusters and instances not known
+// when it is issued; it may bind, pull from and acknowledge for those.
+func TestAnExecutordOfEveryClusterBindsItsOwnConsumersOfAnyName(t *testing.T) {
+	cfg := executord.DefaultConfig()
+	cfg.Instance = "a1"
+	p := grantOf(t, natsbus.IssueRequest{Role: "executord"})
+	for _, c := range executord.Consumers(cfg, "cluster9") {
+		for _, subject := range []string{
+			"$JS.API.CONSUMER.CREATE." + c.Stream + "." + c.Name + "." + c.Subjects[0],
+			"$JS.API.CONSUMER.MSG.NEXT." + c.Stream + "." + c.Name,
+			"$JS.ACK." + c.Stream + "." + c.Name + ".1.1.1.1.1",
+		} {
+			if !mayPublish(p, subject) {
+				t.Errorf("executord may not publish %s", subject)
+			}
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
@@ -70,7 +71,7 @@ func clusterCells(c readmodel.Cluster) []any {
 	}
 	mode := c.Registration.Spec.SyncMode
 	if mode == "" {
-		mode = "Push"
+		mode = policy.SyncModePush
 	}
 	r := c.Registration
 	return []any{r.Name, version, mode, clusterReady(c), age(c.JoinedAt), state, r.Spec.Provider, r.Spec.Region, nodes, cpu, mem}

@@ -35,14 +35,16 @@ type natsCluster struct {
 // comma-separated. Its ports are one of slots 30-port slots from lo. It
 // runs with authentication, as make nats-cluster does: nats.sh registers
 // its admin credentials for its URLs in the test's own config directory,
-// where the daemons and the CLI find them.
-func (s *system) startNATSCluster(lo, slots int) (*natsCluster, string) {
+// where the daemons and the CLI find them. env is added to nats.sh's
+// environment (NATS_TLS=1: TLS on clients and routes).
+func (s *system) startNATSCluster(lo, slots int, env ...string) (*natsCluster, string) {
 	s.t.Helper()
 	if config := filepath.Join(s.dir, "config"); os.Getenv("XDG_CONFIG_HOME") != config {
 		s.t.Setenv("XDG_CONFIG_HOME", config)
 	}
 	dir := filepath.Join(s.dir, "nats-cluster")
 	c := &natsCluster{t: s.t, dir: dir, env: append(os.Environ(), "NATS_DIR="+dir, "FLOTILLA_BIN="+s.bin, fmt.Sprintf("NATS_PORT_BASE=%d", freePortBase(s.t, lo, slots)))}
+	c.env = append(c.env, env...)
 	s.t.Cleanup(func() {
 		for _, n := range []string{"n1", "n2", "n3"} {
 			c.signal(n, syscall.SIGCONT)
@@ -91,7 +93,7 @@ func (c *natsCluster) run(args ...string) {
 
 // freePortBase returns a base for nats.sh whose nine ports (base+1..3,
 // base+11..13, base+21..23) are free now: one of slots 30-port slots from
-// lo. Each test has its own range (14300-14989, 15000-15499), clear of make
+// lo. Each test has its own range (14300-14989, 15000-15499, 15500-15979), clear of make
 // nats-cluster's 14221-14243, of NATS's 4222 and of the sandbox's 30000
 // and up.
 func freePortBase(t *testing.T, lo, slots int) int {

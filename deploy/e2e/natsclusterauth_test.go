@@ -23,6 +23,27 @@ func appliedIn(ns string) string {
   "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx:1.25.3"}]}}}}}`, ns, ns)
 }
 
+// placedOnAllMembers waits up to within until some template of ns has a
+// placement, read through bus, that schedules it on the three members.
+func placedOnAllMembers(t *testing.T, bus *natsbus.Bus, ns string, within time.Duration) {
+	t.Helper()
+	eventually(t, within, "a template of "+ns+" placed on the three members", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ps, err := bus.LatestPerSubject(ctx, events.StreamPlacement, "flotilla.placement."+ns+".>")
+		if err != nil {
+			return err
+		}
+		for _, m := range ps {
+			var p events.PlacementDecision
+			if m.Err == nil && events.Decode(m.Event, &p) == nil && p.Scheduled && len(p.Clusters) == len(members) {
+				return nil
+			}
+		}
+		return fmt.Errorf("%d placements, none on the three members", len(ps))
+	})
+}
+
 // TestCredentialsIssuedAndRevokedThroughOneNodeHoldOnAllThreeNodes: nats.sh
 // (make nats-cluster) starts three nodes trusting one authority, and
 // `flotilla up --nats-url URLS --auth-dir` runs the daemons there, each on
@@ -68,21 +89,7 @@ func TestCredentialsIssuedAndRevokedThroughOneNodeHoldOnAllThreeNodes(t *testing
 	publisher := filepath.Join(s.dir, "ci.creds")
 	s.mustCLI("--nats-url", nodes[0], "creds", "issue", "publisher", "ci", "-o", publisher)
 	s.mustCLI("--nats-url", nodes[2], "--creds", publisher, "publish", "-f", s.write("web.json", appliedIn(ns)))
-	eventually(t, 30*time.Second, "web placed on the three members", func() error {
-		qctx, qcancel := context.WithTimeout(ctx, 5*time.Second)
-		defer qcancel()
-		ps, err := admin.LatestPerSubject(qctx, events.StreamPlacement, "flotilla.placement."+ns+".>")
-		if err != nil {
-			return err
-		}
-		for _, m := range ps {
-			var p events.PlacementDecision
-			if m.Err == nil && events.Decode(m.Event, &p) == nil && p.Scheduled && len(p.Clusters) == len(members) {
-				return nil
-			}
-		}
-		return fmt.Errorf("%d placements, none on the three members", len(ps))
-	})
+	placedOnAllMembers(t, admin, ns, 30*time.Second)
 
 	var open []*natsbus.Bus
 	for _, n := range nodes {

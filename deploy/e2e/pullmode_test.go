@@ -31,9 +31,10 @@ func (s *system) expectImage(ns, name, image string, clusters ...string) {
 	}
 }
 
-// TestPullModeOneExecutordPerClusterWithOnlyItsKubeconfig: three pull-mode
-// executords (`executord --cluster NAME --kubeconfig FILE`), each knowing only
-// its own member, replace the push-mode one. A Duplicated Deployment lands in
+// TestPullModeOneExecutordPerClusterWithOnlyItsKubeconfig: three members
+// joined with --sync-mode Pull, served by three pull-mode executords
+// (`executord --cluster NAME --kubeconfig FILE`), each knowing only its own
+// member, in place of the push-mode one. A Duplicated Deployment lands in
 // all three; with cluster2's executord down a template change reaches
 // clusters 1 and 3 only, and cluster2 catches up when its executord returns.
 func TestPullModeOneExecutordPerClusterWithOnlyItsKubeconfig(t *testing.T) {
@@ -41,7 +42,15 @@ func TestPullModeOneExecutordPerClusterWithOnlyItsKubeconfig(t *testing.T) {
 	for _, d := range []string{"policyd", "schedulerd", "healthd"} {
 		s.start(d)
 	}
-	s.joinAll()
+	// A pull-mode cluster is one registered as Pull: only those have
+	// assignments written, and up's executord would leave them.
+	for _, m := range members {
+		s.mustCLI("join", m, "--cluster-kubeconfig", filepath.Join(s.sandbox, m+".kubeconfig"), "--sync-mode", "Pull")
+	}
+	s.waitReady(len(members))
+	if out := s.mustCLI("get", "clusters"); strings.Count(out, "Pull") != len(members) {
+		t.Fatalf("want every member in Pull mode:\n%s", out)
+	}
 	pull := func(m string) {
 		// system.start adds --credentials-key for executord; pull mode ignores it
 		// (executord.Config.Validate requires it only in push mode).

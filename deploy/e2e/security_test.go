@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,7 +61,8 @@ func TestAuthenticatedUpRefusesStrangersAndHoldsEachRoleToItsGrant(t *testing.T)
 	s.cleanMembers("default", []string{"my-app"}, []string{"my-app"})
 	dataDir, listen := filepath.Join(s.dir, "up"), freeAddr(t)
 	s.natsURL = "nats://" + listen
-	s.startUp(dataDir, listen, 1)
+	consoleAddr := freeAddr(t)
+	s.startUpWith(1, "--data-dir", dataDir, "--listen", listen, "--console-listen", consoleAddr)
 	ctx := context.Background()
 
 	_, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{Name: "stranger"})
@@ -99,6 +102,31 @@ func TestAuthenticatedUpRefusesStrangersAndHoldsEachRoleToItsGrant(t *testing.T)
 
 	if out := s.mustCLI("--creds", viewer, "get", "work"); strings.Count(out, "my-app") < 3 {
 		t.Errorf("viewer's get work:\n%s", out)
+	}
+	// Every read through the viewer's own consumers (DESIGN.md decision 26).
+	if out := s.mustCLI("--creds", viewer, "explain", "deployment/my-app", "-n", "default"); !strings.Contains(out, "cluster1") {
+		t.Errorf("viewer's explain:\n%s", out)
+	}
+	if out := s.mustCLI("--creds", viewer, "replay", "--since", "1h", "--stream", "FLOTILLA_PLACEMENT"); !strings.Contains(out, "my-app") {
+		t.Errorf("viewer's replay:\n%s", out)
+	}
+	// The console up serves reads on the console role's credentials.
+	for _, page := range []string{"/workloads", "/events"} {
+		eventually(t, 20*time.Second, "the console's "+page+" to show my-app", func() error {
+			resp, err := http.Get("http://" + consoleAddr + page)
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				return err
+			}
+			if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "my-app") {
+				return fmt.Errorf("%s: %s", resp.Status, body)
+			}
+			return nil
+		})
 	}
 	s.refusedWithin(within, "viewer", "may not publish to", "flotilla.input.", "--creds", viewer, "apply", "-f", filepath.Join(seed000, "my-app.yaml"))
 

@@ -17,7 +17,16 @@
 # admin credentials to $NATS_DIR/creds/admin.creds and registers them for each
 # client URL (and the list). NATS_INSECURE=1 at the first up runs the cluster
 # open instead; either choice is kept for the cluster's life.
+#
+# TLS (see tls_init): NATS_TLS=1 at an up with no node running makes a CA and
+# the nodes' certificate under $NATS_DIR/tls (as `flotilla up --tls` does under
+# its data dir); from then on every node serves clients and routes over TLS only
+# (routes verify each other's certificate), and the CA is registered for each
+# client URL beside the credentials, so plain `flotilla` commands verify the
+# nodes. To serve plain again: nats.sh down, then remove $NATS_DIR/tls.
 set -euo pipefail
+# The CA is the cluster's own (tls_init), never one from the environment.
+unset FLOTILLA_TLS_CA
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -80,9 +89,28 @@ auth_init() {
 # registered for them before.
 auth_register() {
   if [[ ${#AUTH_ARGS[@]} -eq 0 ]]; then
-    "$FLOTILLA_BIN" nats-register --insecure --nats-url "$(urls)"
+    "$FLOTILLA_BIN" nats-register --insecure --nats-url "$(urls)" "${TLS_CLIENT_ARGS[@]}" >&2
   else
-    "$FLOTILLA_BIN" nats-register --nats-url "$(urls)" "${AUTH_ARGS[@]}" >&2
+    "$FLOTILLA_BIN" nats-register --nats-url "$(urls)" "${AUTH_ARGS[@]}" "${TLS_CLIENT_ARGS[@]}" >&2
+  fi
+}
+
+# TLS. tls_init sets TLS_NODE_ARGS (nats-node's) and TLS_CLIENT_ARGS (the
+# CA nats-wait and nats-register verify the nodes with): TLS is on once
+# $NATS_DIR/tls holds the certificate, made by the first up with NATS_TLS=1.
+TLS_NODE_ARGS=()
+TLS_CLIENT_ARGS=()
+tls_init() {
+  local dir=$NATS_DIR/tls n
+  if [[ ! -f $dir/server.pem && ${NATS_TLS:-} == 1 ]]; then
+    for n in "${NODES[@]}"; do
+      if running_pid "$n" >/dev/null; then die "the cluster runs without TLS: nats.sh down first, then up with NATS_TLS=1"; fi
+    done
+    "$FLOTILLA_BIN" nats-tls --tls-dir "$dir"
+  fi
+  if [[ -f $dir/server.pem ]]; then
+    TLS_NODE_ARGS=(--tls-dir "$dir")
+    TLS_CLIENT_ARGS=(--tls-ca "$dir/ca.pem")
   fi
 }
 
@@ -105,7 +133,7 @@ start_node() {
   mkdir -p "$NATS_DIR/$n"
   setsid "$FLOTILLA_BIN" nats-node --name "$n" --port $((base + i)) --route-port $((base + 10 + i)) \
     --monitor-port $((base + 20 + i)) --routes "$(routes)" --data-dir "$NATS_DIR/$n" \
-    --sync-always="$NATS_SYNC_ALWAYS" "${AUTH_ARGS[@]}" </dev/null >>"$NATS_DIR/$n.log" 2>&1 9>&- &
+    --sync-always="$NATS_SYNC_ALWAYS" "${AUTH_ARGS[@]}" "${TLS_NODE_ARGS[@]}" </dev/null >>"$NATS_DIR/$n.log" 2>&1 9>&- &
   pid=$!
   echo "$pid" >"$NATS_DIR/$n.pid"
 }
@@ -120,23 +148,25 @@ stop_node() {
   rm -f "$NATS_DIR/$1.pid"
 }
 
-wait_ready() { [[ -x $FLOTILLA_BIN ]] || die "$FLOTILLA_BIN missing (make build)"; "$FLOTILLA_BIN" nats-wait --nats-url "$1" --timeout "${NATS_TIMEOUT:-60s}" "${AUTH_ARGS[@]}"; }
+wait_ready() { [[ -x $FLOTILLA_BIN ]] || die "$FLOTILLA_BIN missing (make build)"; "$FLOTILLA_BIN" nats-wait --nats-url "$1" --timeout "${NATS_TIMEOUT:-60s}" "${AUTH_ARGS[@]}" "${TLS_CLIENT_ARGS[@]}"; }
 
 cmd=${1:-}
 case $cmd in
 up)
   [[ -x $FLOTILLA_BIN ]] || die "$FLOTILLA_BIN missing (make build)"
   auth_init
+  tls_init
   for n in "${NODES[@]}"; do start_node "$n"; done
   urls >"$NATS_DIR/urls"
   wait_ready "$(urls)"
   auth_register
-  log "cluster ready: $(urls)"
+  log "cluster ready: $(urls)${TLS_CLIENT_ARGS[1]:+ (TLS, CA ${TLS_CLIENT_ARGS[1]})}"
   ;;
 start)
   [[ -n ${2:-} ]] || die "usage: nats.sh start NODE"
   [[ -x $FLOTILLA_BIN ]] || die "$FLOTILLA_BIN missing (make build)"
   auth_init
+  NATS_TLS= tls_init
   start_node "$2"
   wait_ready "nats://127.0.0.1:$((base + $(index "$2")))"
   log "$2 serving JetStream"

@@ -4,6 +4,7 @@ package eventstest
 
 import (
 	"context"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -26,6 +27,25 @@ func Server(t testing.TB) (string, *natsbus.Bus) {
 		t.Fatalf("streams: %v", err)
 	}
 	return srv.URL(), bus
+}
+
+// SecuredServer starts a real nats-server with JetStream and
+// authentication on, trusting a fresh authority made in t's temp dir, and
+// returns its URL and that authority, which signs credentials of any grant
+// (Authority.UserCredentials). The server stops when the test ends.
+func SecuredServer(t testing.TB) (string, *natsbus.Authority) {
+	t.Helper()
+	dir := t.TempDir()
+	auth, err := natsbus.LoadOrCreateAuthority(filepath.Join(dir, "auth"))
+	if err != nil {
+		t.Fatalf("authority: %v", err)
+	}
+	srv, err := natsbus.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "jetstream"), auth)
+	if err != nil {
+		t.Fatalf("embedded nats: %v", err)
+	}
+	t.Cleanup(srv.Shutdown)
+	return srv.URL(), auth
 }
 
 // Connect opens a bus connection closed at the end of the test.

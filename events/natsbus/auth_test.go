@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 )
 
@@ -21,18 +22,9 @@ import (
 // "reader" (the placement stream); it returns the URL and the admin bus.
 func securedServer(t *testing.T) (string, *natsbus.Bus) {
 	t.Helper()
-	dir := t.TempDir()
-	auth, err := natsbus.LoadOrCreateAuthority(filepath.Join(dir, "auth"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := natsbus.StartEmbedded("127.0.0.1:0", filepath.Join(dir, "jetstream"), auth)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	url, auth := eventstest.SecuredServer(t)
 	admin := writeCreds(t, auth, "admin", "admin", natsbus.Grant{All: true})
-	bus := connect(t, srv.URL(), admin)
+	bus := connect(t, url, admin)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	if err := bus.EnsureStreams(ctx); err != nil {
@@ -53,7 +45,7 @@ func securedServer(t *testing.T) (string, *natsbus.Bus) {
 		t.Fatal(err)
 	}
 	go svc.Run(ctx)
-	return srv.URL(), bus
+	return url, bus
 }
 
 func writeCreds(t *testing.T, auth *natsbus.Authority, name, role string, g natsbus.Grant) string {

@@ -72,7 +72,7 @@ func TestARevocationMadeOnOneNodeClosesTheCredentialsConnectionOnAnother(t *test
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var bus *Bus
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(45 * time.Second) // a loaded machine forms a cluster slowly
 	for { // the cluster forms its routes and elects a JetStream leader first
 		bus, err = Connect(ctx, urls[0], Options{Credentials: credsFile(t, admin)})
 		if err == nil {

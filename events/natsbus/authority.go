@@ -209,7 +209,7 @@ func userClaims(pub, name, role string, g Grant) *jwt.UserClaims {
 	uc := jwt.NewUserClaims(pub)
 	uc.Name = name
 	uc.Tags.Add(roleTag + role)
-	p := g.Permissions(InboxPrefix(pub))
+	p := g.Permissions(pub)
 	uc.Pub.Allow.Add(p.Publish...)
 	uc.Pub.Deny.Add(p.PublishDeny...)
 	uc.Sub.Allow.Add(p.Subscribe...)
@@ -249,7 +249,7 @@ func (a *Authority) adminInMemory(name string, validFor time.Duration) (*memoryU
 	if err != nil {
 		return nil, err
 	}
-	return &memoryUser{jwt: j, seed: string(seed), id: Identity{Name: name, Role: "admin", Inbox: InboxPrefix(pub)}}, nil
+	return &memoryUser{jwt: j, seed: string(seed), id: Identity{Name: name, Role: "admin", Inbox: InboxPrefix(pub), Key: pub}}, nil
 }
 
 // ConnectAdmin connects to url (a cluster's comma-separated URLs) as an

@@ -30,9 +30,10 @@ type Bus struct {
 	// tlsOpts make another connection to the same server trust the same
 	// CA (none for a plain connection).
 	tlsOpts []nats.Option
-	// reader: Options.Reader; readMu makes reads through it one at a time.
-	reader string
-	readMu sync.Mutex
+	// reader: Options.Reader. readers are the consumer names a restricted
+	// credential reads through (nil: any, created unnamed).
+	reader  string
+	readers *readerPool
 
 	// Deferred publishing (PublishDeferred): pubMu makes the order in which
 	// deferred events are numbered the order in which they leave; latest
@@ -80,7 +81,8 @@ type Options struct {
 	// (LatestPerSubject, Replay, HandleLatest) uses, one read at a time, and
 	// deletes after it: a credential held to some subjects of a stream
 	// (Grant.Scoped) may create no consumer of another name, so that it
-	// can pull from no consumer but its own.
+	// can pull from no consumer but its own. Without it, a restricted
+	// credential reads through the names ReaderNames derives from its key.
 	Reader string
 }
 
@@ -123,7 +125,14 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	if replicas <= 0 {
 		replicas = clusterReplicas(nc)
 	}
-	return &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, tlsOpts: tlsOpts, reader: o.Reader, latest: map[string]uint64{}, replicas: replicas}, nil
+	b := &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, tlsOpts: tlsOpts, reader: o.Reader, latest: map[string]uint64{}, replicas: replicas}
+	switch {
+	case o.Reader != "":
+		b.readers = newReaderPool([]string{o.Reader})
+	case auth.id.Restricted:
+		b.readers = newReaderPool(ReaderNames(auth.id.Key))
+	}
+	return b, nil
 }
 
 // Connection liveness: a server that answers no PING for

@@ -38,6 +38,9 @@ type ClusterNode struct {
 	// beside its JetStream store; the full resolvers spread account
 	// updates, revocations included, to one another.
 	Auth *Authority
+	// TLS, when set, makes client connections TLS only and routes TLS both
+	// ways (routeTLS), with the one certificate and CA every node shares.
+	TLS *TLSFiles
 }
 
 // RunNode runs the node until ctx is done, then shuts it down.
@@ -67,6 +70,14 @@ func RunNode(ctx context.Context, n ClusterNode) error {
 	if err := secure(opts, n.Auth); err != nil {
 		return fmt.Errorf("nats-server %s: %w", n.Name, err)
 	}
+	if n.TLS != nil {
+		if err := WithTLS(*n.TLS)(opts); err != nil {
+			return fmt.Errorf("nats-server %s: %w", n.Name, err)
+		}
+		if err := routeTLS(opts, *n.TLS); err != nil {
+			return fmt.Errorf("nats-server %s: %w", n.Name, err)
+		}
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return fmt.Errorf("nats-server %s: %w", n.Name, err)
@@ -86,8 +97,9 @@ func RunNode(ctx context.Context, n ClusterNode) error {
 // WaitMetaLeader returns once the JetStream at urls (comma-separated)
 // answers an account info request, which a cluster does only once it has
 // a meta leader, or with ctx's error. It connects as an admin auth signs
-// in memory (nil: without credentials).
-func WaitMetaLeader(ctx context.Context, urls string, auth *Authority) error {
+// in memory (nil: without credentials), over TLS verified with the CA in
+// the PEM file tlsCA ("": plain).
+func WaitMetaLeader(ctx context.Context, urls string, auth *Authority, tlsCA string) error {
 	var opts []nats.Option
 	if auth != nil {
 		u, err := auth.adminInMemory("flotilla-wait", time.Hour)
@@ -95,6 +107,13 @@ func WaitMetaLeader(ctx context.Context, urls string, auth *Authority) error {
 			return err
 		}
 		opts = u.options()
+	}
+	if tlsCA != "" {
+		cfg, err := clientTLS(tlsCA)
+		if err != nil {
+			return err
+		}
+		opts = append(opts, nats.Secure(cfg))
 	}
 	var last error
 	for {

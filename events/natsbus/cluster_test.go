@@ -1,10 +1,14 @@
 package natsbus_test
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -34,8 +38,17 @@ func freePorts(t testing.TB, n int) []int {
 // cluster runs a three-node JetStream cluster in this process until the
 // test ends and returns its client URLs, comma-separated. syncAlways
 // makes the nodes fsync every write (sync_interval: always); the nodes
-// trust auth (nil: authentication off).
-func cluster(t testing.TB, syncAlways bool, auth *natsbus.Authority) string {
+// trust auth (nil: authentication off) and serve clients and routes over
+// TLS with tlsFiles (nil: plain).
+func cluster(t testing.TB, syncAlways bool, auth *natsbus.Authority, tlsFiles *natsbus.TLSFiles) string {
+	t.Helper()
+	urls, _ := clusterRoutes(t, syncAlways, auth, tlsFiles)
+	return urls
+}
+
+// clusterRoutes is cluster that also returns the nodes' route addresses
+// (host:port).
+func clusterRoutes(t testing.TB, syncAlways bool, auth *natsbus.Authority, tlsFiles *natsbus.TLSFiles) (string, []string) {
 	t.Helper()
 	ports := freePorts(t, 6)
 	var routes, urls []string
@@ -48,7 +61,7 @@ func cluster(t testing.TB, syncAlways bool, auth *natsbus.Authority) string {
 	var wg sync.WaitGroup
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	for i := range 3 {
-		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i], SyncAlways: syncAlways, Auth: auth}
+		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i], SyncAlways: syncAlways, Auth: auth, TLS: tlsFiles}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -59,14 +72,22 @@ func cluster(t testing.TB, syncAlways bool, auth *natsbus.Authority) string {
 	}
 	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer wcancel()
-	if err := natsbus.WaitMetaLeader(wctx, strings.Join(urls, ","), auth); err != nil {
+	ca := ""
+	if tlsFiles != nil {
+		ca = tlsFiles.CA
+	}
+	if err := natsbus.WaitMetaLeader(wctx, strings.Join(urls, ","), auth, ca); err != nil {
 		t.Fatal(err)
 	}
-	return strings.Join(urls, ",")
+	var addrs []string
+	for _, r := range routes {
+		addrs = append(addrs, strings.TrimPrefix(r, "nats-route://"))
+	}
+	return strings.Join(urls, ","), addrs
 }
 
 func TestStreamsAreScaledUpInPlaceAndNeverDown(t *testing.T) {
-	urls := cluster(t, false, nil)
+	urls := cluster(t, false, nil, nil)
 	ctx := context.Background()
 	connect := func(replicas int) *natsbus.Bus {
 		bus, err := natsbus.Connect(ctx, urls, natsbus.Options{Name: t.Name(), StreamReplicas: replicas})
@@ -106,7 +127,7 @@ func TestStreamsAreScaledUpInPlaceAndNeverDown(t *testing.T) {
 }
 
 func TestReplicasDefaultToThreeOnAThreeNodeCluster(t *testing.T) {
-	urls := cluster(t, false, nil)
+	urls := cluster(t, false, nil, nil)
 	first, _, _ := strings.Cut(urls, ",")
 	for _, tc := range []struct {
 		name, urls string
@@ -174,7 +195,7 @@ func TestAClusterTrustingOneAuthorityRefusesStrangersAndKeepsTheCredentialsOnEve
 	if err != nil {
 		t.Fatal(err)
 	}
-	urls := cluster(t, false, auth)
+	urls := cluster(t, false, auth, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, u := range strings.Split(urls, ",") {
@@ -201,4 +222,115 @@ func TestAClusterTrustingOneAuthorityRefusesStrangersAndKeepsTheCredentialsOnEve
 	if diff := cmp.Diff(3, st.CachedInfo().Config.Replicas); diff != "" {
 		t.Errorf("credentials bucket replicas (-want +got):\n%s", diff)
 	}
+}
+
+// TestATLSClusterServesClientsAndRoutesOnlyOverTLSWithItsCA: three nodes
+// sharing one generated certificate serve every client port over TLS only:
+// a client without the CA, or with another, is refused on each node and
+// told to give it; one with it connects, and a stream of three replicas
+// made through one node is read through another (the routes carry it).
+// A route is served only over TLS with the nodes' certificate.
+func TestATLSClusterServesClientsAndRoutesOnlyOverTLSWithItsCA(t *testing.T) {
+	files, err := natsbus.LoadOrCreateTLS(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := natsbus.LoadOrCreateTLS(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	urls, routes := clusterRoutes(t, false, nil, &files)
+	nodes := strings.Split(urls, ",")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range []struct {
+		name, ca, wantErr string // wantErr "": connects
+	}{
+		{"a client without the CA is refused and told to give it", "", "give --tls-ca"},
+		{"a client holding another CA is refused", other.CA, "give --tls-ca"},
+		{"a client with the CA connects", files.CA, ""},
+	} {
+		for _, n := range nodes {
+			bus, err := natsbus.Connect(ctx, n, natsbus.Options{Name: t.Name(), TLSCA: c.ca, ConnectTimeout: 2 * time.Second})
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				bus.Close()
+			}
+			if (c.wantErr == "") != (got == "") || !strings.Contains(got, c.wantErr) {
+				t.Errorf("%s: %s: %q, want an error containing %q", c.name, n, got, c.wantErr)
+			}
+		}
+	}
+
+	first, err := natsbus.Connect(ctx, nodes[0], natsbus.Options{Name: t.Name(), TLSCA: files.CA, StreamReplicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+	if err := first.EnsureStreams(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e, err := events.New(events.TypeObjectApplied, "/test", "k", map[string]string{"kind": "ConfigMap"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Publish(ctx, "flotilla.input.default.v1.ConfigMap.tls", e); err != nil {
+		t.Fatal(err)
+	}
+	third, err := natsbus.Connect(ctx, nodes[2], natsbus.Options{Name: t.Name(), TLSCA: files.CA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	ms, err := third.LatestPerSubject(ctx, events.StreamInput, "flotilla.input.default.v1.ConfigMap.tls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, m.Event.ID())
+	}
+	if diff := cmp.Diff([]string{e.ID()}, ids); diff != "" {
+		t.Errorf("read through the third node (-want +got):\n%s", diff)
+	}
+
+	pool := x509.NewCertPool()
+	raw, err := os.ReadFile(files.CA)
+	if err != nil || !pool.AppendCertsFromPEM(raw) {
+		t.Fatalf("CA %s: %v", files.CA, err)
+	}
+	cert, err := tls.LoadX509KeyPair(files.Cert, files.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		certs []tls.Certificate
+		want  bool // the node's INFO is read
+	}{
+		{"a route dialed without the nodes' certificate is refused", nil, false},
+		{"a route dialed with the nodes' certificate is served", []tls.Certificate{cert}, true},
+	} {
+		for _, r := range routes {
+			got := routeInfo(r, &tls.Config{RootCAs: pool, Certificates: c.certs, MinVersion: tls.VersionTLS12})
+			if got != c.want {
+				t.Errorf("%s: %s: INFO read %t", c.name, r, got)
+			}
+		}
+	}
+}
+
+// routeInfo reports whether a TLS connection to the route address addr
+// made with cfg reads the node's INFO.
+func routeInfo(addr string, cfg *tls.Config) bool {
+	conn, err := tls.DialWithDialer(&net.Dialer{Timeout: 2 * time.Second}, "tcp", addr, cfg)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "INFO ")
 }

@@ -38,7 +38,7 @@ func BenchmarkPlacementPathFloor(b *testing.B) {
 func BenchmarkPlacementPathFloorOnThreeNodes(b *testing.B) {
 	for _, always := range []bool{false, true} {
 		b.Run(fmt.Sprintf("sync_always=%t", always), func(b *testing.B) {
-			bus, err := natsbus.Connect(context.Background(), cluster(b, always, nil), natsbus.Options{Name: b.Name(), StreamReplicas: 3})
+			bus, err := natsbus.Connect(context.Background(), cluster(b, always, nil, nil), natsbus.Options{Name: b.Name(), StreamReplicas: 3})
 			if err != nil {
 				b.Fatal(err)
 			}

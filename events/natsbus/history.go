@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -65,10 +66,13 @@ func (b *Bus) readAll(ctx context.Context, stream string, cfg jetstream.Consumer
 		// checks it (Grant.Scoped).
 		cfg.FilterSubject, cfg.FilterSubjects = cfg.FilterSubjects[0], nil
 	}
-	if b.reader != "" {
-		b.readMu.Lock()
-		defer b.readMu.Unlock()
-		cfg.Name = b.reader
+	if b.readers != nil {
+		name, release, err := b.readers.take(ctx, stream)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		cfg.Name = name
 	}
 	var out []Message
 	err := b.untilAnswered(ctx, "read "+stream, transient, func() error {
@@ -83,10 +87,10 @@ func (b *Bus) readOnce(ctx context.Context, stream string, cfg jetstream.Consume
 	cctx, cancel := context.WithTimeout(ctx, attempt)
 	defer cancel()
 	c, err := b.js.CreateConsumer(cctx, stream, cfg)
-	if b.reader != "" && (errors.Is(err, jetstream.ErrConsumerExists) || err == nil && c.CachedInfo().Delivered.Consumer > 0) {
+	if cfg.Name != "" && (errors.Is(err, jetstream.ErrConsumerExists) || err == nil && c.CachedInfo().Delivered.Consumer > 0) {
 		// A read a crash or a lost leader interrupted left it (until it
 		// expires), with another filter or part read: read afresh.
-		_ = b.js.DeleteConsumer(cctx, stream, b.reader)
+		_ = b.js.DeleteConsumer(cctx, stream, cfg.Name)
 		c, err = b.js.CreateConsumer(cctx, stream, cfg)
 	}
 	cancel()
@@ -96,7 +100,7 @@ func (b *Bus) readOnce(ctx context.Context, stream string, cfg jetstream.Consume
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", stream, err)
 	}
-	if !b.auth.id.Restricted || b.reader != "" { // else it may not: the consumer expires when idle
+	if !b.auth.id.Restricted || cfg.Name != "" { // else it may not: the consumer expires when idle
 		defer func() { _ = b.js.DeleteConsumer(context.WithoutCancel(ctx), stream, c.CachedInfo().Name) }()
 	}
 	pending := c.CachedInfo().NumPending
@@ -172,8 +176,15 @@ func (b *Bus) Watch(ctx context.Context, stream string, filters []string, fromLa
 // Subscription follows a stream from Subscribe until the context given to
 // Subscribe is done.
 type Subscription struct {
+	mu   sync.Mutex // guards it, which reopen replaces
 	it   jetstream.MessagesContext
 	done <-chan struct{}
+	// reopen, on a subscription through a named consumer (a restricted
+	// credential's, subscribeNamed), follows the stream again from the
+	// sequence given once its consumer is lost; nil on an ordered
+	// consumer, which does so by itself.
+	reopen func(from uint64) (jetstream.MessagesContext, error)
+	last   uint64 // the stream sequence of the last message handed on
 }
 
 // Subscribe starts following the messages matching filters in stream (with
@@ -183,6 +194,9 @@ type Subscription struct {
 // publishes and waits for the answer subscribes first, so the answer cannot
 // slip by. The subscription ends when ctx is done.
 func (b *Bus) Subscribe(ctx context.Context, stream string, filters []string, fromLatest bool) (*Subscription, error) {
+	if b.readers != nil {
+		return b.subscribeNamed(ctx, stream, filters, fromLatest)
+	}
 	var c jetstream.Consumer
 	err := b.untilAnswered(ctx, "watch "+stream, transient, func() error {
 		actx, cancel := context.WithTimeout(ctx, attempt)
@@ -209,9 +223,19 @@ func (b *Bus) Subscribe(ctx context.Context, stream string, filters []string, fr
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", stream, err)
 	}
-	// Messages creates the consumer on the server (a request it answers),
-	// then subscribes and sends the first pull; the flush returns once the
-	// server has seen both.
+	it, err := b.follow(ctx, stream, c)
+	if err != nil {
+		return nil, err
+	}
+	s := &Subscription{it: it, done: ctx.Done()}
+	context.AfterFunc(ctx, s.stop)
+	return s, nil
+}
+
+// follow starts pulling from c. Messages creates an ordered consumer on
+// the server (a request it answers), then subscribes and sends the first
+// pull; the flush returns once the server has seen both.
+func (b *Bus) follow(ctx context.Context, stream string, c jetstream.Consumer) (jetstream.MessagesContext, error) {
 	it, err := c.Messages(pullOptions(0)...)
 	if err != nil {
 		return nil, fmt.Errorf("watch %s: %w", stream, err)
@@ -222,25 +246,65 @@ func (b *Bus) Subscribe(ctx context.Context, stream string, filters []string, fr
 		it.Stop()
 		return nil, fmt.Errorf("watch %s: %w", stream, err)
 	}
-	context.AfterFunc(ctx, it.Stop)
-	return &Subscription{it: it, done: ctx.Done()}, nil
+	return it, nil
+}
+
+// stop ends the subscription's pulls.
+func (s *Subscription) stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.it.Stop()
 }
 
 // Run calls fn for every message, in stream order, until the subscription
 // ends (nil) or fails (the error).
 func (s *Subscription) Run(fn func(Message)) error {
 	for {
-		m, err := s.it.Next()
+		s.mu.Lock()
+		it := s.it
+		s.mu.Unlock()
+		m, err := it.Next()
 		if err != nil {
 			select {
 			case <-s.done:
 				return nil
 			default:
+			}
+			if s.reopen == nil {
 				return err
 			}
+			if err := s.resume(); err != nil {
+				return err
+			}
+			continue
 		}
-		fn(toMessage(m))
+		msg := toMessage(m)
+		if s.reopen != nil {
+			if msg.Sequence <= s.last {
+				continue // delivered again after a resume
+			}
+			s.last = msg.Sequence
+		}
+		fn(msg)
 	}
+}
+
+// resume follows the stream again after the last message handed on.
+func (s *Subscription) resume() error {
+	it, err := s.reopen(s.last + 1)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.it.Stop() // the lost consumer's pulls
+	s.it = it
+	select {
+	case <-s.done:
+		it.Stop() // stop ran on the one replaced
+	default:
+	}
+	return nil
 }
 
 // SortByTime orders messages from several streams by their stored time.

@@ -17,6 +17,9 @@ type Identity struct {
 	Role string // its role, "" when the file names none
 	// Inbox is the inbox prefix its permissions allow.
 	Inbox string
+	// Key is its user's public key, from which the names of the consumers
+	// it reads through derive (ReaderNames).
+	Key string
 	// Restricted: the credential may not do everything (not admin).
 	Restricted bool
 }
@@ -35,7 +38,7 @@ func ReadIdentity(file string) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("credentials %s: not a user JWT: %w", file, err)
 	}
-	id := Identity{Name: uc.Name, Inbox: InboxPrefix(uc.Subject), Restricted: !uc.Pub.Allow.Contains(">")}
+	id := Identity{Name: uc.Name, Inbox: InboxPrefix(uc.Subject), Key: uc.Subject, Restricted: !uc.Pub.Allow.Contains(">")}
 	for _, t := range uc.Tags {
 		if r, ok := strings.CutPrefix(t, roleTag); ok {
 			id.Role = r

@@ -34,7 +34,8 @@ const (
 // LoadOrCreateTLS returns the CA and server certificate under dir
 // (ca.pem, server.pem, server-key.pem), generating them on first use: an
 // ECDSA P-256 CA valid 10 years and a server certificate it signs for
-// 127.0.0.1, ::1, localhost and hosts. Files already there are kept as
+// 127.0.0.1, ::1, localhost and hosts, for server and client auth (the
+// nodes of a cluster share it, on client and route connections). Files already there are kept as
 // they are, so clients holding the CA keep trusting the server.
 func LoadOrCreateTLS(dir string, hosts []string) (TLSFiles, error) {
 	f := TLSFiles{Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server-key.pem"), CA: filepath.Join(dir, "ca.pem")}
@@ -76,7 +77,9 @@ func LoadOrCreateTLS(dir string, hosts []string) (TLSFiles, error) {
 		NotBefore:    now,
 		NotAfter:     now.Add(serverValidity),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		// Client auth too: the nodes of a cluster present it to one another
+		// on their routes (routeTLS), where each verifies the other's.
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	for _, h := range append([]string{"127.0.0.1", "::1", "localhost"}, hosts...) {
 		if ip := net.ParseIP(h); ip != nil {
@@ -130,9 +133,27 @@ func WithTLS(f TLSFiles) EmbeddedOption {
 	}
 }
 
-// clientTLS is the TLS configuration of a client that trusts the CA in
-// the PEM file caFile only.
-func clientTLS(caFile string) (*tls.Config, error) {
+// routeTLS makes a cluster node's routes TLS both ways: it presents f's
+// certificate and accepts, or dials, only a node whose certificate f's CA
+// signed. A node without the CA can neither join the cluster nor be
+// joined by it.
+func routeTLS(opts *server.Options, f TLSFiles) error {
+	cert, err := tls.LoadX509KeyPair(f.Cert, f.Key)
+	if err != nil {
+		return fmt.Errorf("tls %s / %s: %w", f.Cert, f.Key, err)
+	}
+	pool, err := caPool(f.CA)
+	if err != nil {
+		return err
+	}
+	opts.Cluster.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, ClientCAs: pool, RootCAs: pool,
+		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS12}
+	opts.Cluster.TLSTimeout = 5
+	return nil
+}
+
+// caPool is the pool of the CA certificates in the PEM file caFile.
+func caPool(caFile string) (*x509.CertPool, error) {
 	raw, err := os.ReadFile(caFile)
 	if err != nil {
 		return nil, fmt.Errorf("--tls-ca: %w", err)
@@ -140,6 +161,16 @@ func clientTLS(caFile string) (*tls.Config, error) {
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(raw) {
 		return nil, fmt.Errorf("--tls-ca %s: no PEM certificate in it", caFile)
+	}
+	return pool, nil
+}
+
+// clientTLS is the TLS configuration of a client that trusts the CA in
+// the PEM file caFile only.
+func clientTLS(caFile string) (*tls.Config, error) {
+	pool, err := caPool(caFile)
+	if err != nil {
+		return nil, err
 	}
 	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }

@@ -31,6 +31,21 @@ type ClusterSpec struct {
 	ResourceModels              []ResourceModel   `json:"resourceModels,omitempty"`
 }
 
+// Sync modes of a member cluster (spec.syncMode; empty means Push).
+const (
+	SyncModePush = "Push"
+	SyncModePull = "Pull"
+)
+
+// PullMode is the one rule for who applies a cluster's work: in Pull mode
+// its own executord (executord --cluster NAME, inside or beside the member)
+// reads the cluster's assignments and the control plane's executord leaves
+// it; otherwise the control plane's executord applies its placements and
+// no assignment is written for it (DESIGN.md decision 23). A cluster is in
+// Pull mode when its Cluster object says so: joined with
+// join --sync-mode Pull, or applied with spec.syncMode: Pull.
+func (s ClusterSpec) PullMode() bool { return s.SyncMode == SyncModePull }
+
 // LocalSecretRef names a Secret holding credentials.
 type LocalSecretRef struct {
 	Namespace string `json:"namespace,omitempty"`

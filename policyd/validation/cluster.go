@@ -16,7 +16,7 @@ func checkCluster(obj map[string]any, rep *report) {
 		return
 	}
 	s := &c.Spec
-	rep.enum("spec.syncMode", s.SyncMode, "Push", "Pull")
+	rep.enum("spec.syncMode", s.SyncMode, policy.SyncModePush, policy.SyncModePull)
 	checkURL(s.APIEndpoint, "spec.apiEndpoint", rep)
 	checkURL(s.ProxyURL, "spec.proxyURL", rep)
 	if s.SecretRef != nil && s.SecretRef.Name == "" {

@@ -16,7 +16,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/metrics"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -26,6 +28,20 @@ import (
 // Timeout is the deadline of one call: the whole script, then its
 // function (reference features §7.5.5).
 const Timeout = time.Second
+
+// MemoryLimit is how much the process's heap may grow while one call runs
+// before the call is stopped: Karmada sets no limit, and within its
+// deadline one script can allocate gigabytes (a string doubled by `..` in
+// a loop, a table grown without end). gopher-lua has no allocation hook,
+// so the growth of the Go heap is the measure: sampled every
+// heapSampleEvery, the call stopped at its next instruction once over. It
+// bounds a runaway script to about this much plus its last instruction's
+// allocation; other work of the process in the same moment counts too,
+// which the margin of a limit far above any real script's needs absorbs.
+const MemoryLimit = 512 << 20
+
+// heapSampleEvery is how often a running call's heap growth is sampled.
+const heapSampleEvery = 2 * time.Millisecond
 
 // maxStringArg is the longest string a string-library function accepts.
 const maxStringArg = 1_000_000
@@ -39,10 +55,14 @@ const poolSize = 8
 type VM struct {
 	pool    chan *lua.LState
 	timeout time.Duration
+	memory  uint64 // MemoryLimit
 }
 
-// New returns a VM with Karmada's one-second deadline per call.
-func New() *VM { return &VM{pool: make(chan *lua.LState, poolSize), timeout: Timeout} }
+// New returns a VM with Karmada's one-second deadline per call and
+// MemoryLimit.
+func New() *VM {
+	return &VM{pool: make(chan *lua.LState, poolSize), timeout: Timeout, memory: MemoryLimit}
+}
 
 // shared is the VM the package-level operations use.
 var shared = New()
@@ -126,13 +146,19 @@ func (vm *VM) call(script, fn string, nret int, args []any, read func(l *lua.LSt
 	l := vm.get()
 	ctx, cancel := context.WithTimeout(context.Background(), vm.timeout)
 	defer cancel()
+	over := watchHeap(ctx, cancel, vm.memory)
 	l.SetContext(ctx)
 	defer func() {
 		l.RemoveContext()
+		if over.Load() {
+			l.Close() // its globals may hold what it allocated
+			return
+		}
 		vm.put(l)
 	}()
+	scriptError := func(err error) error { return vm.scriptError(ctx, over.Load(), err) }
 	if err := l.DoString(script); err != nil {
-		return scriptError(ctx, err)
+		return scriptError(err)
 	}
 	f := l.GetGlobal(fn)
 	if f.Type() != lua.LTFunction {
@@ -147,7 +173,7 @@ func (vm *VM) call(script, fn string, nret int, args []any, read func(l *lua.LSt
 		l.Push(v)
 	}
 	if err := l.PCall(len(args), nret, nil); err != nil {
-		return scriptError(ctx, err)
+		return scriptError(err)
 	}
 	rets := make([]lua.LValue, nret)
 	for i := range rets {
@@ -156,9 +182,12 @@ func (vm *VM) call(script, fn string, nret int, args []any, read func(l *lua.LSt
 	return read(l, rets)
 }
 
-// scriptError words a failed run: the deadline, or the script's own error
-// without gopher-lua's stack dump.
-func scriptError(ctx context.Context, err error) error {
+// scriptError words a failed run: the memory limit, the deadline, or the
+// script's own error without gopher-lua's stack dump.
+func (vm *VM) scriptError(ctx context.Context, overMemory bool, err error) error {
+	if overMemory {
+		return fmt.Errorf("script exceeded the memory limit (%d MiB allocated in one call)", vm.memory>>20)
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("script exceeded the %s deadline", Timeout)
 	}
@@ -167,6 +196,37 @@ func scriptError(ctx context.Context, err error) error {
 		return errors.New(aerr.Object.String())
 	}
 	return err
+}
+
+// heapObjects is the runtime metric of the Go heap's objects, live and not
+// yet swept: what an allocation adds to at once.
+const heapObjects = "/memory/classes/heap/objects:bytes"
+
+// watchHeap samples the heap until ctx is done and, once it has grown by
+// more than limit since the call began, cancels the call and reports so.
+func watchHeap(ctx context.Context, cancel context.CancelFunc, limit uint64) *atomic.Bool {
+	var over atomic.Bool
+	sample := []metrics.Sample{{Name: heapObjects}}
+	metrics.Read(sample)
+	start := sample[0].Value.Uint64()
+	go func() {
+		tick := time.NewTicker(heapSampleEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			metrics.Read(sample)
+			if now := sample[0].Value.Uint64(); now > start && now-start > limit {
+				over.Store(true)
+				cancel()
+				return
+			}
+		}
+	}()
+	return &over
 }
 
 // newState opens exactly the libraries of reference features §7.5: base

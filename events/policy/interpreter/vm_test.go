@@ -126,6 +126,31 @@ func TestDeadline(t *testing.T) {
 	}
 }
 
+// TestAScriptThatAllocatesWithoutEndIsStoppedAtTheMemoryLimit: a string
+// doubled in a loop, a table grown in a loop, in the script body and in
+// the function, each stopped well before the deadline (lowered here, so
+// that a broken limit allocates a few hundred MiB, not gigabytes), and the
+// state that held it not reused.
+func TestAScriptThatAllocatesWithoutEndIsStoppedAtTheMemoryLimit(t *testing.T) {
+	cases := []struct{ name, script string }{
+		{"a string doubled in the function", `function GetReplicas(o) local s = "x" for i = 1, 28 do s = s .. s end return #s, nil end`},
+		{"a table grown in the script body", `big = {} local s = string.format("%1000s", "") for i = 1, 1e9 do big[i] = s .. i end`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			vm := New()
+			vm.memory, vm.timeout = 16<<20, 300*time.Millisecond
+			_, _, err := vm.Replicas(c.script, map[string]any{})
+			if err == nil || !strings.Contains(err.Error(), "script exceeded the memory limit (16 MiB allocated in one call)") {
+				t.Fatalf("err = %v, want the memory limit", err)
+			}
+			if n, _, err := vm.Replicas(workerReplicas+"\nassert(big == nil)", worker(map[string]any{"size": 1.0})); err != nil || n != 1 {
+				t.Errorf("after the memory limit: %d, %v (want a fresh state)", n, err)
+			}
+		})
+	}
+}
+
 func TestPooledStatesKeepGlobals(t *testing.T) {
 	vm := New()
 	if _, err := eval(t, vm, `leaked = "yes"; return {}`); err != nil {
