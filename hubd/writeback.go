@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -67,7 +68,9 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 	bindings := map[string]bool{}
 	var errs []string
 	note := func(err error) {
-		if err != nil && !apierrors.IsNotFound(err) {
+		// A namespace being deleted takes no new binding or event: its
+		// templates go with it.
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 			errs = append(errs, err.Error())
 		}
 	}

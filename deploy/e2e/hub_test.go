@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -78,6 +79,29 @@ func (h *hub) until(d time.Duration, re string, args ...string) string {
 	return last
 }
 
+// deleteNamespace deletes a test namespace on the hub with what the tests
+// put there. The hub runs no namespace controller, so it finalizes the
+// namespace itself, as that controller would once it is empty.
+func (h *hub) deleteNamespace(ns string) {
+	h.kubectl("delete", "deploy,svc,configmap,pp,op,rb,events", "--all", "-n", ns, "--ignore-not-found")
+	h.kubectl("delete", "namespace", ns, "--wait=false")
+	out, _, code := h.kubectl("get", "namespace", ns, "-o", "json")
+	if code != 0 {
+		return
+	}
+	var obj map[string]any
+	if json.Unmarshal([]byte(out), &obj) != nil {
+		return
+	}
+	obj["spec"] = map[string]any{"finalizers": []string{}}
+	finalized, _ := json.Marshal(obj)
+	cmd := exec.Command("kubectl", "--kubeconfig", h.kubeconfig, "replace", "--raw", "/api/v1/namespaces/"+ns+"/finalize", "-f", "-")
+	cmd.Stdin = strings.NewReader(string(finalized))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		h.s.t.Logf("finalize namespace %s on the hub: %v: %s", ns, err, b)
+	}
+}
+
 // TestHubDrivesFlotillaWithKubectl is issue 19's front door end to end:
 // kubectl against an API-only hub places seed 000, reads READY, the
 // binding and the clusters back, scales and deletes, also while hubd is
@@ -93,6 +117,7 @@ func TestHubDrivesFlotillaWithKubectl(t *testing.T) {
 	s.waitDaemonsReady("hubd")
 
 	seed := []string{"-f", filepath.Join(seed000, "my-app.yaml"), "-f", filepath.Join(seed000, "propagation-policy.yaml"), "-f", filepath.Join(seed000, "override-policy.yaml")}
+	t.Cleanup(func() { h.kubectl(append([]string{"delete", "--ignore-not-found"}, seed...)...) })
 	h.mustKubectl(append([]string{"apply"}, seed...)...)
 	wantImage := map[string]string{"cluster1": "registry.beijing.example.com/nginx:1.25.3", "cluster2": "registry.shanghai.example.com/nginx:1.25.3", "cluster3": "nginx:1.25.3"}
 	s.expectReplicas(map[string]int32{"cluster1": 3, "cluster2": 2, "cluster3": 1}, wantImage)

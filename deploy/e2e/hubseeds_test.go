@@ -57,7 +57,7 @@ spec:
 
 	ns := uniqueNS("hub-seed004")
 	h.mustKubectl("create", "namespace", ns)
-	t.Cleanup(func() { h.kubectl("delete", "namespace", ns, "--wait=false"); s.deleteNamespace(ns) })
+	t.Cleanup(func() { h.deleteNamespace(ns); s.deleteNamespace(ns) })
 	inNS := func(file string) string {
 		b, err := os.ReadFile(filepath.Join(seed004, file))
 		if err != nil {
