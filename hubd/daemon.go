@@ -59,7 +59,7 @@ type Daemon struct {
 	// refused are the hub objects hubd's validator refused, by key.
 	refused map[events.ObjectKey]refusal
 	// ours are the objects whose latest input at start came from a hubd.
-	ours map[events.ObjectKey]identity
+	ours map[events.ObjectKey]readmodel.ObjectIdentity
 }
 
 // resource is one watched API resource.

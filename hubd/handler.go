@@ -183,17 +183,9 @@ func (d *Daemon) sealed(ctx context.Context, k events.ObjectKey, secret map[stri
 
 // sealKey is the credentials key healthd or executord announced.
 func (d *Daemon) sealKey(ctx context.Context) (*sealing.Key, error) {
-	ms, err := d.bus.LatestPerSubject(ctx, events.StreamPolicy, events.SealKeySubject)
-	if err != nil {
-		return nil, err
-	}
-	for i := len(ms) - 1; i >= 0; i-- {
-		var k events.SealKey
-		if ms[i].Err == nil && events.Decode(ms[i].Event, &k) == nil {
-			if key, ok := sealing.Announced(k); ok {
-				return key, nil
-			}
-		}
+	key, err := d.bus.SealKey(ctx)
+	if err != nil || key != nil {
+		return key, err
 	}
 	return nil, errors.New("no credentials key has been announced yet (healthd or executord announce it)")
 }
@@ -265,16 +257,6 @@ func (d *Daemon) reconcileDeletions(ctx context.Context) error {
 	return nil
 }
 
-// identity is the part of an applied object that names it.
-type identity struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-}
-
 // refresh reads the bus's accepted state and the latest input of every
 // object: what was last applied (by anyone) is what hubd compares the hub
 // with, since policyd normalises what it accepts (a selector gains its
@@ -288,16 +270,16 @@ func (d *Daemon) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sent, ours := map[string]string{}, map[events.ObjectKey]identity{}
+	sent, ours := map[string]string{}, map[events.ObjectKey]readmodel.ObjectIdentity{}
 	for _, m := range inputs {
 		if m.Err != nil {
 			continue
 		}
-		var id identity
+		var id readmodel.ObjectIdentity
 		if events.Decode(m.Event, &id) != nil {
 			continue
 		}
-		k := events.KeyOf(id.APIVersion, id.Kind, id.Metadata.Namespace, id.Metadata.Name)
+		k := id.Key()
 		switch events.Type(m.Event.Type()) {
 		case events.TypeObjectApplied:
 			sent[k.String()] = string(m.Event.Data())

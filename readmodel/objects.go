@@ -42,6 +42,22 @@ func Identity(apiVersion, kind, namespace, name string) map[string]any {
 	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md}
 }
 
+// ObjectIdentity is the part of an object's JSON that names it: what a
+// reader decodes when it needs only the key.
+type ObjectIdentity struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// Key is the object's key.
+func (o ObjectIdentity) Key() events.ObjectKey {
+	return events.KeyOf(o.APIVersion, o.Kind, o.Metadata.Namespace, o.Metadata.Name)
+}
+
 // StripServerFields drops what the system sets and `get -o yaml` prints
 // (ServerFields, and status, which the members report), as the API server
 // ignores them on apply: what `get -o yaml` prints applies back unchanged.

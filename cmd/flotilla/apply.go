@@ -366,17 +366,12 @@ func label(kind, apiVersion, name string) string {
 func fetchSealKey(ctx context.Context, bus *natsbus.Bus) (*sealing.Key, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.SealKeySubject)
-		if err != nil && !errors.Is(err, natsbus.ErrStreamMissing) {
+		key, err := bus.SealKey(ctx)
+		if err != nil {
 			return nil, err
 		}
-		for i := len(ms) - 1; i >= 0; i-- {
-			var k events.SealKey
-			if ms[i].Err == nil && events.Decode(ms[i].Event, &k) == nil {
-				if key, ok := sealing.Announced(k); ok {
-					return key, nil
-				}
-			}
+		if key != nil {
+			return key, nil
 		}
 		if time.Now().After(deadline) {
 			break

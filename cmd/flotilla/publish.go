@@ -162,14 +162,7 @@ func sameContent(as string, a events.Event, bs string, b events.Event) bool {
 
 // inputSubjectFor derives the input subject from the object in the event's data.
 func inputSubjectFor(e events.Event) string {
-	var obj struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
+	var obj readmodel.ObjectIdentity
 	_ = json.Unmarshal(e.Data(), &obj)
 	if obj.Kind == "" || obj.Metadata.Name == "" {
 		return events.InputSubject(events.ObjectKey{Kind: "Event", Name: e.ID()})

@@ -3,9 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -58,36 +56,9 @@ spec:
 	ns := uniqueNS("hub-seed004")
 	h.mustKubectl("create", "namespace", ns)
 	t.Cleanup(func() { h.deleteNamespace(ns); s.deleteNamespace(ns) })
-	inNS := func(file string) string {
-		b, err := os.ReadFile(filepath.Join(seed004, file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return strings.ReplaceAll(string(b), "namespace: default", "namespace: "+ns)
-	}
-	h.mustKubectl("apply", "-f", s.write("canary.yaml", inNS("canary-release.yaml")))
-	h.mustKubectl("apply", "-f", s.write("tuning.yaml", inNS("tuning.yaml")+fmt.Sprintf(`
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: checkout, namespace: %[1]s, labels: {latency: region-sensitive}}
-spec:
-  replicas: 4
-  selector: {matchLabels: {app: checkout}}
-  template:
-    metadata: {labels: {app: checkout}}
-    spec: {containers: [{name: c, image: nginx:1.25.3}]}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: batch-report, namespace: %[1]s, labels: {budget: tight}}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: batch-report}}
-  template:
-    metadata: {labels: {app: batch-report}}
-    spec: {containers: [{name: c, image: nginx:1.25.3}]}
-`, ns)))
+	canary, tuning := seed004Workloads(t, ns)
+	h.mustKubectl("apply", "-f", s.write("canary.yaml", canary))
+	h.mustKubectl("apply", "-f", s.write("tuning.yaml", tuning))
 	expectMembers(s, "frontend 8 on aws-prod (cluster1), 2 on azure-staging (cluster2)", ns, "frontend", map[string]int32{"cluster1": 8, "cluster2": 2, "cluster3": -1})
 	expectMembers(s, "checkout duplicated in us-east-1 only (aws-prod, aws-dr)", ns, "checkout", map[string]int32{"cluster1": 4, "cluster2": -1, "cluster3": 4})
 	expectMembers(s, "batch-report on the cost-tier low cluster only", ns, "batch-report", map[string]int32{"cluster1": 3, "cluster2": -1, "cluster3": -1})
