@@ -140,6 +140,29 @@ func TestHubDrivesFlotillaWithKubectl(t *testing.T) {
 		t.Errorf("flotilla diff of the seed files against what hubd published: exit %d (want 0, no difference):\n%s%s", code, out, errOut)
 	}
 
+	// What hubd writes back never returns as input, and a restarted hubd
+	// publishes nothing for what the bus holds already.
+	published := s.hubdPublished()
+	if published < 3 {
+		t.Fatalf("hubd's log shows %d published events, want at least the Deployment, the Service and the policies", published)
+	}
+	time.Sleep(3 * time.Second) // three write-back rounds
+	if n := s.hubdPublished(); n != published {
+		t.Errorf("hubd published %d events while nothing changed on the hub: its own writes came back as input", n-published)
+	}
+	s.kill("hubd")
+	s.start("hubd", "--hub-kubeconfig", h.kubeconfig, "--hub-interval", "1s")
+	eventually(t, 30*time.Second, "the restarted hubd ready", func() error {
+		if b, _ := os.ReadFile(filepath.Join(s.dir, "hubd.log")); strings.Count(string(b), "hubd ready") < 2 {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	time.Sleep(2 * time.Second)
+	if n := s.hubdPublished(); n != published {
+		t.Errorf("a restarted hubd published %d events for objects the bus holds already", n-published)
+	}
+
 	h.mustKubectl("scale", "deploy", "my-app", "-n", "default", "--replicas=12")
 	s.expectReplicas(map[string]int32{"cluster1": 6, "cluster2": 4, "cluster3": 2}, wantImage)
 	h.until(60*time.Second, `my-app\s+12/12`, "get", "deploy", "my-app", "-n", "default")
@@ -171,6 +194,13 @@ func TestHubDrivesFlotillaWithKubectl(t *testing.T) {
 	h.until(30*time.Second, `(?s)Warning\s+ValidationFailed.*replicaDivisionPreference`, "describe", "pp", "my-app-policy", "-n", "default")
 	h.until(30*time.Second, `my-app-policy.*False`, "get", "pp", "my-app-policy", "-n", "default")
 	h.mustKubectl("delete", "-f", wrong)
+}
+
+// hubdPublished counts the events hubd's log says it published, across
+// its restarts.
+func (s *system) hubdPublished() int {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "hubd.log"))
+	return strings.Count(string(b), "\tpublished\t")
 }
 
 // expectGone waits until no member holds the Deployment and Service name.
