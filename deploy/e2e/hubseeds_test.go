@@ -95,3 +95,47 @@ func TestHubSeed002RegistersAClusterAndPlacesNginxGlobal(t *testing.T) {
 	}
 	s.expectNoPlainToken(token)
 }
+
+// TestHubPlacesAClusterScopedTemplate: a ClusterRole and the
+// ClusterPropagationPolicy that places it on cluster1, applied to the hub,
+// reach cluster1; the hub shows a ClusterResourceBinding for it; deleting
+// it on the hub removes it from cluster1.
+func TestHubPlacesAClusterScopedTemplate(t *testing.T) {
+	s := newSystem(t)
+	h := newHub(s)
+	role := "flotilla-hub-" + uniqueNS("e2e")
+	s.startAll()
+	s.joinAll()
+	s.start("hubd", "--hub-kubeconfig", h.kubeconfig, "--hub-interval", "1s")
+	s.waitDaemonsReady("hubd")
+	file := s.write("clusterrole.yaml", fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: %[1]s}
+rules: [{apiGroups: [apps], resources: [deployments], verbs: [get, list]}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: rbac.authorization.k8s.io/v1, kind: ClusterRole, name: %[1]s}]
+  placement: {clusterAffinity: {clusterNames: [cluster1]}}
+`, role))
+	t.Cleanup(func() {
+		h.kubectl("delete", "-f", file, "--ignore-not-found")
+		_ = s.member("cluster1").RbacV1().ClusterRoles().Delete(context.Background(), role, metav1.DeleteOptions{})
+	})
+	h.mustKubectl("apply", "-f", file)
+	cs := s.member("cluster1")
+	eventually(t, 60*time.Second, "ClusterRole "+role+" in cluster1", func() error {
+		_, err := cs.RbacV1().ClusterRoles().Get(context.Background(), role, metav1.GetOptions{})
+		return err
+	})
+	h.until(30*time.Second, role+`-clusterrole\s+True\s+True`, "get", "crb")
+	h.mustKubectl("delete", "clusterrole", role)
+	eventually(t, 60*time.Second, "ClusterRole "+role+" gone from cluster1", func() error {
+		if _, err := cs.RbacV1().ClusterRoles().Get(context.Background(), role, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
+		}
+		return nil
+	})
+}

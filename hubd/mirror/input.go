@@ -46,13 +46,30 @@ func WatchedResource(group, resource string) bool {
 	return !slices.Contains(skippedResources, group+"/"+resource)
 }
 
-// ClusterScopedInputs are the cluster-scoped kinds hubd takes as input:
-// Karmada's cluster-scoped policies and Clusters. Other cluster-scoped
-// templates (a ClusterRole, a Namespace) are not mirrored yet.
+// ClusterScopedInputs are the cluster-scoped kinds (apiVersion/Kind) hubd
+// takes as input: Karmada's cluster-scoped policies, Clusters, and the
+// cluster-scoped templates Karmada users propagate. Nodes, webhooks, API
+// priority and fairness objects and the like describe the hub itself.
 var ClusterScopedInputs = map[string]bool{
 	policy.PolicyAPIVersion + "/" + policy.KindClusterPropagationPolicy: true,
 	policy.PolicyAPIVersion + "/" + policy.KindClusterOverridePolicy:    true,
 	policy.ClusterAPIVersion + "/" + policy.KindCluster:                 true,
+	"v1/Namespace": true,
+	"rbac.authorization.k8s.io/v1/ClusterRole":        true,
+	"rbac.authorization.k8s.io/v1/ClusterRoleBinding": true,
+	"storage.k8s.io/v1/StorageClass":                  true,
+	"scheduling.k8s.io/v1/PriorityClass":              true,
+	"node.k8s.io/v1/RuntimeClass":                     true,
+	"networking.k8s.io/v1/IngressClass":               true,
+}
+
+// bootstrapped reports whether the API server made a cluster-scoped
+// object for itself: the system: roles and bindings, the system-
+// priority classes, the namespaces SystemNamespaces lists and default.
+func bootstrapped(kind, name string, labels map[string]any) bool {
+	return labels["kubernetes.io/bootstrapping"] != nil || strings.HasPrefix(name, "system:") ||
+		(kind == "PriorityClass" && strings.HasPrefix(name, "system-")) ||
+		(kind == "Namespace" && (slices.Contains(SystemNamespaces, name) || name == "default"))
 }
 
 // Input is what hubd publishes for the hub object obj, applied: what its
@@ -71,7 +88,11 @@ func Input(obj map[string]any, watched func(namespace string) bool, credentials 
 	case labels[ManagedByLabel] == ManagedByHubd:
 		return nil, "written by hubd"
 	case ns == "" && !ClusterScopedInputs[apiVersion+"/"+kind]:
-		return nil, "cluster-scoped templates are not mirrored"
+		return nil, "a cluster-scoped kind that describes the hub itself"
+	case ns == "" && bootstrapped(kind, name, labels):
+		return nil, "made by the API server for itself"
+	case ns == "" && kind == "Namespace" && !watched(name):
+		return nil, "namespace not watched"
 	case ns == CredentialsNamespace && kind == "Secret" && apiVersion == "v1" && credentials[ns+"/"+name]:
 	case ns != "" && !watched(ns):
 		return nil, "namespace not watched"

@@ -99,6 +99,8 @@ func TestInputLeavesOutWhatTheHubMakesForItselfAndWhatHubdWrites(t *testing.T) {
 		}
 		return o
 	}
+	bootstrappedRole := obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "view", nil)
+	bootstrappedRole["metadata"].(map[string]any)["labels"] = map[string]any{"kubernetes.io/bootstrapping": "rbac-defaults"}
 	mine := obj("cluster.karmada.io/v1alpha1", "Cluster", "", "member1", nil)
 	mine["metadata"].(map[string]any)["labels"] = map[string]any{ManagedByLabel: ManagedByHubd}
 	cases := []struct {
@@ -112,7 +114,12 @@ func TestInputLeavesOutWhatTheHubMakesForItselfAndWhatHubdWrites(t *testing.T) {
 		{"a Cluster hubd wrote for a joined member", mine, true},
 		{"a template in kube-system", obj("apps/v1", "Deployment", "kube-system", "coredns", nil), true},
 		{"a Secret in karmada-system no Cluster names", obj("v1", "Secret", "karmada-system", "other", nil), true},
-		{"a cluster-scoped template", obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "view", nil), true},
+		{"a Node of the hub", obj("v1", "Node", "", "hub-node", nil), true},
+		{"a ClusterRole the API server bootstrapped", bootstrappedRole, true},
+		{"a system: ClusterRoleBinding", obj("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "system:basic-user", nil), true},
+		{"the default namespace", obj("v1", "Namespace", "", "default", nil), true},
+		{"a ClusterRole of the user's", obj("rbac.authorization.k8s.io/v1", "ClusterRole", "", "app-reader", nil), false},
+		{"a Namespace of the user's", obj("v1", "Namespace", "", "team-a", nil), false},
 		{"a ConfigMap in a user namespace", obj("v1", "ConfigMap", "team-a", "settings", nil), false},
 		{"a ClusterPropagationPolicy", obj("policy.karmada.io/v1alpha1", "ClusterPropagationPolicy", "", "all", nil), false},
 		{"a Cluster applied by a user", obj("cluster.karmada.io/v1alpha1", "Cluster", "", "member1", nil), false},
