@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,6 +31,8 @@ type Deps struct {
 	Log *zap.Logger
 	// Hub overrides the REST config read from Config.HubKubeconfig.
 	Hub *rest.Config
+	// Registry takes hubd's metrics (nil: none).
+	Registry prometheus.Registerer
 }
 
 // Daemon is hubd.
@@ -41,6 +44,7 @@ type Daemon struct {
 	disco   discovery.DiscoveryInterface
 	watched func(string) bool
 	queue   workqueue.TypedRateLimitingInterface[item]
+	metrics *metrics
 
 	mu sync.Mutex
 	// informers by resource; fixed once Run has discovered the hub.
@@ -100,7 +104,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Daemon{cfg: cfg, bus: deps.Bus, log: deps.Log.Named("hubd"), client: client, disco: disco,
+	return &Daemon{cfg: cfg, bus: deps.Bus, log: deps.Log.Named("hubd"), client: client, disco: disco, metrics: newMetrics(deps.Registry),
 		watched:   mirror.WatchedNamespaces(cfg.Namespaces),
 		queue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[item]()),
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{}, kinds: map[string]resource{},

@@ -13,6 +13,8 @@
 //	Produces (bus)   object.applied, object.deleted on flotilla.input.<key>
 //	Produces (hub)   template .status, ResourceBindings, Clusters and their
 //	                 .status, policy conditions, Warning Events
+//	Metrics          flotilla_hub_inputs_total{outcome},
+//	                 flotilla_hub_writebacks_total{result}
 //	State            none of its own: the hub's informer caches and the bus;
 //	                 on start a deletion missed while it was down is
 //	                 published (reconcileDeletions)

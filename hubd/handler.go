@@ -95,6 +95,7 @@ func (d *Daemon) publishApplied(ctx context.Context, obj map[string]any) error {
 	out, skip := mirror.Input(obj, d.watched, credentials)
 	if skip != "" {
 		d.mu.Unlock()
+		d.metrics.inputs.WithLabelValues("skipped").Inc()
 		return nil
 	}
 	k := mirror.Key(out)
@@ -102,6 +103,7 @@ func (d *Daemon) publishApplied(ctx context.Context, obj map[string]any) error {
 	if len(problems) > 0 {
 		// Refused here, as flotilla apply refuses the file: nothing is
 		// published; the write-back reports it on the hub object.
+		d.metrics.inputs.WithLabelValues("refused").Inc()
 		if _, known := d.refused[k]; !known {
 			d.refused[k] = refusal{problems: problems, id: refusalID(problems), at: time.Now()}
 			d.log.Info("refused", zap.String("subject", k.String()), zap.String("problems", mirror.Problems(problems)))
@@ -118,11 +120,14 @@ func (d *Daemon) publishApplied(ctx context.Context, obj map[string]any) error {
 	}
 	if last, ok := d.sent[k.String()]; (ok && readmodel.SameJSON([]byte(last), body)) || d.published.Unchanged(k, out) {
 		d.mu.Unlock()
+		d.metrics.inputs.WithLabelValues("unchanged").Inc()
 		return nil
 	}
 	d.mu.Unlock()
 	var e events.Event
+	outcome := "published"
 	if isCredentials(out) {
+		outcome = "sealed"
 		if e, err = d.sealed(ctx, k, out); err != nil {
 			return err
 		}
@@ -135,6 +140,7 @@ func (d *Daemon) publishApplied(ctx context.Context, obj map[string]any) error {
 	d.mu.Lock()
 	d.sent[k.String()] = string(body)
 	d.mu.Unlock()
+	d.metrics.inputs.WithLabelValues(outcome).Inc()
 	d.log.Info("published", zap.String("event_type", e.Type()), zap.String("subject", k.String()), zap.String("event_id", e.ID()))
 	return nil
 }
@@ -219,6 +225,7 @@ func (d *Daemon) publishDeletion(ctx context.Context, apiVersion, kind, namespac
 	d.mu.Lock()
 	d.sent[k.String()] = ""
 	d.mu.Unlock()
+	d.metrics.inputs.WithLabelValues("deleted").Inc()
 	d.log.Info("published", zap.String("event_type", e.Type()), zap.String("subject", k.String()), zap.String("event_id", e.ID()))
 	return nil
 }

@@ -38,6 +38,9 @@ func (d *Daemon) writeBackLoop(ctx context.Context) {
 	for {
 		if err := d.writeBack(ctx, written); err != nil && ctx.Err() == nil {
 			d.log.Warn("write-back round failed", zap.Error(err))
+			d.metrics.writeBacks.WithLabelValues("failed").Inc()
+		} else {
+			d.metrics.writeBacks.WithLabelValues("ok").Inc()
 		}
 		select {
 		case <-ctx.Done():

@@ -302,7 +302,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 	case "hubd":
 		cfg := f.hub
 		cfg.Instance = f.instance
-		d, err := hubd.New(cfg, hubd.Deps{Bus: rt.bus, Log: rt.log})
+		d, err := hubd.New(cfg, hubd.Deps{Bus: rt.bus, Log: rt.log, Registry: rt.reg})
 		if err != nil {
 			return nil, err
 		}

@@ -140,6 +140,10 @@ func TestHubDrivesFlotillaWithKubectl(t *testing.T) {
 		t.Errorf("flotilla diff of the seed files against what hubd published: exit %d (want 0, no difference):\n%s%s", code, out, errOut)
 	}
 
+	if _, body := httpGet(t, s.endpoint("hubd")+"/metrics"); !strings.Contains(body, `flotilla_hub_inputs_total{outcome="published"}`) ||
+		!strings.Contains(body, `flotilla_hub_writebacks_total{result="ok"}`) {
+		t.Errorf("hubd /metrics lacks its input and write-back counters")
+	}
 	// What hubd writes back never returns as input, and a restarted hubd
 	// publishes nothing for what the bus holds already.
 	published := s.hubdPublished()
