@@ -2,7 +2,9 @@ package events
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -206,3 +208,18 @@ func unhex(c byte) int {
 
 // ClusterToken renders a cluster name as one subject token.
 func ClusterToken(name string) string { return token(name) }
+
+// Partition is the partition of n (DESIGN.md §7, decision 23) that k's
+// work belongs to: FNV-1a of the key's subject tokens, modulo n. Every
+// instance computes the same partition for a key, whatever its version.
+func Partition(k ObjectKey, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(k.subjectTokens()))
+	return int(h.Sum32() % uint32(n))
+}
+
+// PartitionItem names partition p as a lease's work item: p<N>.
+func PartitionItem(p int) string { return "p" + strconv.Itoa(p) }

@@ -28,6 +28,8 @@ const (
 	ViewDeadLetters
 	// ViewQuotas: FederatedResourceQuotas with their overallUsed.
 	ViewQuotas
+	// ViewInstances: the running daemon instances and what each owns.
+	ViewInstances
 )
 
 // Resource is one resource type as the user typed it, resolved.
@@ -71,12 +73,13 @@ var flotillaWords = map[string]View{
 	"resourcebindings.work.karmada.io": ViewPlacements,
 	"deadletter":                       ViewDeadLetters, "deadletters": ViewDeadLetters,
 	"federatedresourcequota": ViewQuotas, "federatedresourcequotas": ViewQuotas, "frq": ViewQuotas,
+	"instance": ViewInstances, "instances": ViewInstances,
 	"federatedresourcequotas.policy.karmada.io": ViewQuotas, "federatedresourcequota.policy.karmada.io": ViewQuotas,
 }
 
 // ResourceWords are the resource types completion offers, one word each.
 var ResourceWords = []string{"clusters", "policies", "propagationpolicies", "clusterpropagationpolicies", "overridepolicies",
-	"clusteroverridepolicies", "federatedresourcequotas", "templates", "work", "placements", "deadletters", "deployments", "services", "configmaps",
+	"clusteroverridepolicies", "federatedresourcequotas", "templates", "work", "placements", "deadletters", "instances", "deployments", "services", "configmaps",
 	"secrets", "statefulsets", "daemonsets", "jobs", "cronjobs", "ingresses", "namespaces"}
 
 // LookupResource resolves one resource type word, kubectl's way: Flotilla's

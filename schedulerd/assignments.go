@@ -87,6 +87,9 @@ func (h *Handler) AssignMissing(ctx context.Context, c string, stored map[events
 	}
 	n := 0
 	for _, p := range h.placementsOf(c) {
+		if !h.owns(p.Key) {
+			continue // its partition's owner assigns it
+		}
 		if a, ok := stored[p.Key]; ok && a.BindingRevision == p.BindingRevision && a.DecidedAt.Equal(p.DecidedAt) && holds(a, c) {
 			continue
 		}

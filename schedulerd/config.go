@@ -15,6 +15,13 @@ type Config struct {
 	Evictions EvictionLimit
 	// FailoverTick: how often due tolerations and grace periods are checked.
 	FailoverTick time.Duration
+	// Version is what the instance registers as its version.
+	Version string
+	// Partitions asks for a partition count (0: the one fixed, or
+	// natsbus.DefaultPartitions on the first start); Lease is the lease
+	// period used if this instance creates the buckets (0: the default).
+	Partitions int
+	Lease      time.Duration
 }
 
 // DefaultEvictionLimit: 20 evictions per second, bursts of 100.
@@ -33,6 +40,12 @@ func (c Config) Validate() error {
 	}
 	if c.Evictions.PerSecond < 0 {
 		errs = append(errs, fmt.Errorf("eviction-rate: must not be negative"))
+	}
+	if c.Partitions < 0 {
+		errs = append(errs, fmt.Errorf("partitions: must not be negative"))
+	}
+	if c.Lease < 0 {
+		errs = append(errs, fmt.Errorf("lease: must not be negative"))
 	}
 	if c.FailoverTick <= 0 {
 		errs = append(errs, fmt.Errorf("failover-tick: must be positive"))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,13 +47,36 @@ const (
 )
 
 // Consumers are the durable consumers schedulerd binds, in the order Run
-// binds them (its doc.go table lists what they carry).
-func Consumers(Config) []natsbus.ConsumerSpec {
-	return []natsbus.ConsumerSpec{
+// binds them (its doc.go table lists what they carry): those of slot 0,
+// a single instance's.
+func Consumers(Config) []natsbus.ConsumerSpec { return slotConsumers(0) }
+
+// EveryConsumer lists the consumers of every slot an instance may hold
+// (natsbus.SlotConsumer), for credentials.
+func EveryConsumer() []natsbus.ConsumerSpec {
+	var out []natsbus.ConsumerSpec
+	for slot := range natsbus.MaxInstances {
+		out = append(out, slotConsumers(slot)...)
+	}
+	return out
+}
+
+// slotConsumers are the consumers of the instance holding slot: every
+// instance reads every event into its state and decides only the
+// templates of the partitions it holds.
+func slotConsumers(slot int) []natsbus.ConsumerSpec {
+	specs := []natsbus.ConsumerSpec{
 		{Name: PolicyConsumer, Stream: events.StreamPolicy, Subjects: []string{events.AllBindings, events.AllMembers, events.AllQuotas}},
 		{Name: HealthConsumer, Stream: events.StreamHealth, Subjects: []string{events.AllHealth, events.AllCapacity, events.HealthSnapshotSubject}},
 		{Name: WorkConsumer, Stream: events.StreamWork, Subjects: []string{events.AllWork}},
 	}
+	for i := range specs {
+		specs[i].Name = natsbus.SlotConsumer(specs[i].Name, slot)
+		if slot > 0 {
+			specs[i].InactiveThreshold = natsbus.SlotInactivity
+		}
+	}
+	return specs
 }
 
 // Produces are the event types schedulerd publishes.
@@ -78,33 +102,90 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := bus.EnsureStreams(ctx); err != nil {
 		return err
 	}
+	in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: "schedulerd", Instance: d.cfg.Instance, Version: d.cfg.Version, Partitions: d.cfg.Partitions, Lease: d.cfg.Lease})
+	if err != nil {
+		return err
+	}
+	n := in.Partitions()
+	items := natsbus.PartitionItems(n)
+	d.h.SetOwner(func(k events.ObjectKey) bool { return in.Owns(events.PartitionItem(events.Partition(k, n))) })
+	// Consumers created now read on from what the rebuild reads.
+	specs := slotConsumers(in.Slot())
+	for i := range specs {
+		st, err := bus.StreamState(ctx, specs[i].Stream)
+		if err != nil {
+			return err
+		}
+		specs[i].StartSequence = st.LastSeq + 1
+	}
 	if err := d.rebuild(ctx); err != nil {
+		return err
+	}
+	if _, _, err := in.Balance(ctx, items); err != nil {
 		return err
 	}
 	if err := d.assignMissing(ctx); err != nil {
 		return err
 	}
-	if err := d.h.CatchUp(ctx); err != nil {
+	if err := d.h.Reconcile(ctx, everyKey); err != nil {
 		return err
 	}
 	var consumers []*natsbus.Consumer
-	for _, spec := range Consumers(d.cfg) {
+	for _, spec := range specs {
 		c, err := bus.Bind(ctx, spec)
 		if err != nil {
 			return err
 		}
 		consumers = append(consumers, c)
 	}
-	for i, spec := range Consumers(d.cfg) {
+	for i, spec := range specs {
 		d.deps.Health.Add("consumer "+spec.Name, consumers[i].Ready)
 	}
-	d.deps.Log.Info("schedulerd ready", zap.Int("members", len(d.h.members.byName)), zap.Int("bindings", len(d.h.book.bindings)))
+	d.deps.Log.Info("schedulerd ready", zap.String("instance", in.Name()), zap.Int("partitions", n), zap.Strings("owned", in.Owned()),
+		zap.Int("members", len(d.h.members.byName)), zap.Int("bindings", len(d.h.book.bindings)))
 	g, ctx := errgroup.WithContext(ctx)
 	for _, c := range consumers {
 		g.Go(func() error { return c.Run(ctx, d.h.Handle) })
 	}
 	g.Go(func() error { return d.tick(ctx) })
+	g.Go(func() error {
+		return in.Run(ctx, func() []string { return items }, func(gained, _ []string) { d.takeOver(ctx, gained, n) })
+	})
 	return g.Wait()
+}
+
+// takeOver catches up on the partitions just gained: their templates'
+// last placements are read back (another instance made them) and what is
+// left undone is decided. A failure is logged: the partition's bindings
+// are decided anyway as their events arrive.
+func (d *Daemon) takeOver(ctx context.Context, gained []string, n int) {
+	if len(gained) == 0 {
+		return
+	}
+	taken := func(k events.ObjectKey) bool {
+		return slices.Contains(gained, events.PartitionItem(events.Partition(k, n)))
+	}
+	ms, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements)
+	if err != nil {
+		d.deps.Log.Warn("take over partitions: reading placements", zap.Strings("partitions", gained), zap.Error(err))
+		return
+	}
+	var stored []events.PlacementDecision
+	var removed []events.ObjectKey
+	for _, m := range ms {
+		var p events.PlacementDecision
+		if m.Err != nil || events.Decode(m.Event, &p) != nil {
+			continue
+		}
+		if events.Type(m.Event.Type()) == events.TypePlacementDecided {
+			stored = append(stored, p)
+		} else {
+			removed = append(removed, p.Key)
+		}
+	}
+	if err := d.h.TakeOver(ctx, stored, removed, taken); err != nil {
+		d.deps.Log.Warn("take over partitions", zap.Strings("partitions", gained), zap.Error(err))
+	}
 }
 
 // tick runs the failover clock: due tolerations, grace periods and

@@ -118,7 +118,7 @@ func involves(p events.PlacementDecision, cluster string) bool {
 func (h *Handler) evaluateFailover(ctx context.Context, cause events.Event, k events.ObjectKey) error {
 	p, placed := h.book.placements[k]
 	b, bound := h.book.bindings[k]
-	if !placed || !bound {
+	if !placed || !bound || !h.owns(k) {
 		delete(h.queue.due, k)
 		return nil
 	}

@@ -26,6 +26,8 @@ type Handler struct {
 	metrics *metrics
 	log     *zap.Logger
 	clock   clock.Clock
+	// owner: whether this instance decides a template (SetOwner).
+	owner func(events.ObjectKey) bool
 
 	members memberView    // the clusters, and the views decisions share
 	book    placementBook // live bindings and last placements
@@ -124,26 +126,38 @@ func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) erro
 	delete(h.book.bindings, b.Key)
 	h.reserved.drop(b.Key)
 	h.placed.Forget(b.Key)
-	last, ok := h.book.placements[b.Key]
-	if !ok || (!last.Scheduled && len(last.Clusters) == 0 && last.Error == "removed") {
-		return h.retryQuotaRefused(ctx, e, b.Key.Namespace)
+	if err := h.withdraw(ctx, e, b.Key, b.Generation, b.Revision); err != nil {
+		return err
 	}
-	p := events.PlacementDecision{Key: b.Key, Generation: b.Generation, BindingRevision: b.Revision, Error: "removed", DecidedAt: h.now().UTC()}
-	out, err := events.NewWithID(events.DeterministicID("placement-removed", b.Key.String(), fmt.Sprint(b.Revision)),
-		events.TypePlacementRemoved, h.source, b.Key.String(), p)
+	// Its usage left the namespace's quotas: what they refused may fit now.
+	return h.retryQuotaRefused(ctx, e, b.Key.Namespace)
+}
+
+// withdraw publishes that removed template k (its binding's generation
+// and revision given) is placed nowhere any more, unless its placement
+// says so already or another instance owns it.
+func (h *Handler) withdraw(ctx context.Context, cause events.Event, k events.ObjectKey, generation, revision int64) error {
+	last, ok := h.book.placements[k]
+	if !ok || (!last.Scheduled && len(last.Clusters) == 0 && last.Error == "removed") || !h.owns(k) {
+		return nil
+	}
+	p := events.PlacementDecision{Key: k, Generation: generation, BindingRevision: revision, Error: "removed", DecidedAt: h.now().UTC()}
+	out, err := events.NewWithID(events.DeterministicID("placement-removed", k.String(), fmt.Sprint(revision)),
+		events.TypePlacementRemoved, h.source, k.String(), p)
 	if err != nil {
 		return events.Permanent(err)
 	}
-	events.CausedBy(&out, e)
-	if err := events.PublishEffect(ctx, h.pub, events.PlacementSubject(b.Key), out); err != nil {
+	if cause.ID() != "" {
+		events.CausedBy(&out, cause)
+	}
+	if err := events.PublishEffect(ctx, h.pub, events.PlacementSubject(k), out); err != nil {
 		return err
 	}
 	if err := h.assign(ctx, out, events.TypeWorkUnassigned, p, &last); err != nil {
 		return err
 	}
-	delete(h.book.placements, b.Key)
-	// Its usage left the namespace's quotas: what they refused may fit now.
-	return h.retryQuotaRefused(ctx, e, b.Key.Namespace)
+	delete(h.book.placements, k)
+	return nil
 }
 
 // HandleClusterChanged updates the member snapshot and reschedules the

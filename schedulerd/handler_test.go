@@ -105,21 +105,21 @@ func TestClusterWithoutHealthReportIsNotPlacedUntilReady(t *testing.T) {
 	}
 }
 
-func TestCatchUpSchedulesBindingsACrashLeftWithoutPlacement(t *testing.T) {
+func TestReconcileSchedulesBindingsACrashLeftWithoutPlacement(t *testing.T) {
 	rec := &eventstest.Recorder{}
 	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
 	join(t, h, "cluster1", true)
 	// As after a restart: the binding is known from the rebuild, its placement is not.
 	h.book.bindings[key] = weighted(3, 4, map[string]int64{"cluster1": 1})
-	if err := h.CatchUp(context.Background()); err != nil {
+	if err := h.Reconcile(context.Background(), everyKey); err != nil {
 		t.Fatal(err)
 	}
 	ps := placements(rec)
 	if len(ps) != 1 || ps[0].BindingRevision != 4 {
-		t.Fatalf("catch-up: %+v", ps)
+		t.Fatalf("reconcile: %+v", ps)
 	}
-	if err := h.CatchUp(context.Background()); err != nil || len(placements(rec)) != 1 {
-		t.Fatalf("second catch-up repeated a decision")
+	if err := h.Reconcile(context.Background(), everyKey); err != nil || len(placements(rec)) != 1 {
+		t.Fatalf("a second reconcile repeated a decision")
 	}
 }
 

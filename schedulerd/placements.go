@@ -76,23 +76,6 @@ func (h *Handler) rescheduleAfterClusterChange(ctx context.Context, cause events
 	return nil
 }
 
-// CatchUp schedules every binding whose latest revision has no placement
-// yet: after a restart, the work a crash interrupted.
-func (h *Handler) CatchUp(ctx context.Context) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	keys := h.book.boundKeys(func(k events.ObjectKey, b events.Binding) bool {
-		p, ok := h.book.placements[k]
-		return !ok || p.BindingRevision < b.Revision
-	})
-	for _, k := range keys {
-		if err := h.schedule(ctx, events.Event{}, k); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // schedule decides one binding and publishes the placement if it changed.
 func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.ObjectKey) error {
 	return h.decide(ctx, cause, k, nil)
@@ -102,7 +85,7 @@ func (h *Handler) schedule(ctx context.Context, cause events.Event, k events.Obj
 // current placement carries); core.Decide holds the rules.
 func (h *Handler) decide(ctx context.Context, cause events.Event, k events.ObjectKey, evs []events.Eviction) error {
 	b, ok := h.book.bindings[k]
-	if !ok {
+	if !ok || !h.owns(k) {
 		return nil
 	}
 	last, hadLast := h.book.placements[k]

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,6 +35,8 @@ type daemonFlags struct {
 	metricsAddr    string
 	credentialsKey string
 	streamReplicas int
+	partitions     int
+	lease          time.Duration
 	policy         policyd.Config
 	sched          schedulerd.Config
 	health         healthd.Config
@@ -60,7 +63,9 @@ func defaultCredentialsKey() string {
 // registerProcess registers the flags of the process, which every daemon
 // it runs shares; credentials: one of them opens sealed kubeconfigs.
 func (f *daemonFlags) registerProcess(fs *pflag.FlagSet, defaultMetrics string, credentials bool) {
-	fs.StringVar(&f.instance, "instance", "0", "instance name, used in event sources (/<daemon>/<instance>)")
+	fs.StringVar(&f.instance, "instance", defaultInstance(), "instance name, unique among the running instances of each daemon; used in event sources (/<daemon>/<instance>) and consumer names")
+	fs.IntVar(&f.partitions, "partitions", 0, fmt.Sprintf("partitions templates are shared out by among instances, fixed at the system's first start (default: the fixed count, or %d)", natsbus.DefaultPartitions))
+	fs.DurationVar(&f.lease, "lease", 0, fmt.Sprintf("how long a dead instance's partitions wait for another owner; used only when this start creates the lease buckets (default %s)", natsbus.DefaultLease))
 	fs.StringVar(&f.metricsAddr, "metrics-addr", defaultMetrics, "address of /metrics, /healthz and /readyz (empty: off)")
 	fs.IntVar(&f.streamReplicas, "stream-replicas", 0, "copies of each stream kept by the NATS cluster; an existing stream with fewer is scaled up (default: 3 when the cluster has three or more nodes, else 1)")
 	if credentials {
@@ -256,10 +261,10 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 		if err != nil {
 			return nil, err
 		}
-		return d.Run, nil
+		return registered(name, f, rt.bus, d.Run), nil
 	case "schedulerd":
 		cfg := f.sched
-		cfg.Instance = f.instance
+		cfg.Instance, cfg.Version, cfg.Partitions, cfg.Lease = f.instance, cliVersion(), f.partitions, f.lease
 		d, err := schedulerd.New(cfg, schedulerd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg})
 		if err != nil {
 			return nil, err
@@ -272,7 +277,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 		if err != nil {
 			return nil, err
 		}
-		return d.Run, nil
+		return registered(name, f, rt.bus, d.Run), nil
 	case "executord":
 		cfg := f.exec
 		cfg.Instance, cfg.CredentialsKey = f.instance, f.credentialsKey
@@ -298,8 +303,13 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 		if err != nil {
 			return nil, err
 		}
-		return d.Run, nil
+		if cfg.PullMode() {
+			return d.Run, nil // its member credential reaches no registry
+		}
+		return registered(name, f, rt.bus, d.Run), nil
 	case "hubd":
+		// Not in the instance registry: hubd is the CLI's apply driven by a
+		// watch, and its role reaches no registry bucket.
 		cfg := f.hub
 		cfg.Instance = f.instance
 		d, err := hubd.New(cfg, hubd.Deps{Bus: rt.bus, Log: rt.log, Registry: rt.reg})
@@ -470,4 +480,45 @@ registers the admin credentials beside it for every URL of --nats-url.`,
 	tlsf.register(c.Flags())
 	f.registerAll(c.Flags())
 	return c
+}
+
+// defaultInstance names an instance after its host and process, so that
+// instances started with no --instance never collide.
+func defaultInstance() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "flotilla"
+	}
+	host = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			return r
+		}
+		return '-'
+	}, strings.SplitN(host, ".", 2)[0])
+	name := fmt.Sprintf("%s-%d", host, os.Getpid())
+	return strings.TrimLeft(name[max(0, len(name)-63):], "-_")
+}
+
+// registered runs a daemon that shares no work by partition yet (policyd,
+// healthd, push-mode executord) as a registered instance, so that `get
+// instances` lists it and a second live instance with its name is
+// refused. It registers beside the daemon rather than before it: a name a
+// crashed instance held is taken only once its registration expires, and
+// the daemon need not wait for that.
+func registered(daemon string, f *daemonFlags, bus *natsbus.Bus, run func(context.Context) error) func(context.Context) error {
+	return func(ctx context.Context) error {
+		g, ctx := errgroup.WithContext(ctx)
+		g.Go(func() error {
+			in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: daemon, Instance: f.instance, Version: cliVersion(), Partitions: f.partitions, Lease: f.lease})
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil // stopped while joining
+				}
+				return fmt.Errorf("%s: %w", daemon, err)
+			}
+			return in.Run(ctx, func() []string { return nil }, func(_, _ []string) {})
+		})
+		g.Go(func() error { return run(ctx) })
+		return g.Wait()
+	}
 }

@@ -54,6 +54,8 @@ func newGet(g *globals) *cobra.Command {
   frq          federatedresourcequotas: each quota's overall limits and overallUsed,
                counted from the placements
   deadletters  events a consumer gave up on, with the reason (every daemon)
+  instances    every running daemon instance: version, the partitions or clusters it
+               owns, last heartbeat, NATS node; work no instance owns as <none>
 A template named with its kind (deployment/my-app) shows ready/desired replicas per
 cluster and in total. -o json|yaml print Kubernetes objects (a List): templates with
 their aggregated status, policies, clusters as cluster.karmada.io Cluster, work and
@@ -280,6 +282,21 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 		for _, q := range readmodel.Quotas(f.Published, ms) {
 			if len(t.Names) == 0 || slices.Contains(t.Names, q.Name) {
 				if err := add(quotaObject(f, q), quotaCells(f, q)); err != nil {
+					return v, err
+				}
+			}
+		}
+	case readmodel.ViewInstances:
+		v.columns, v.namespaced, v.empty = instanceColumns, false, "No instances running"
+		regs, leases, n, err := bus.Instances(ctx)
+		if err != nil {
+			return v, err
+		}
+		for _, r := range readmodel.Instances(regs, leases, n, partitionedDaemons) {
+			obj := readmodel.InstanceObject(r)
+			name, _ := obj["metadata"].(map[string]any)["name"].(string)
+			if len(t.Names) == 0 || slices.Contains(t.Names, name) || slices.Contains(t.Names, r.Instance) {
+				if err := add(obj, instanceCells(r)); err != nil {
 					return v, err
 				}
 			}

@@ -55,6 +55,9 @@ func roleGrant(req natsbus.IssueRequest) (natsbus.Grant, error) {
 		for _, s := range events.Streams {
 			g.Read = append(g.Read, s.Name)
 		}
+		for _, b := range natsbus.CoordinationBuckets {
+			g.Read = append(g.Read, "KV_"+b) // flotilla get instances
+		}
 		return g, nil
 	case roleConsole:
 		// What the web console reads and follows (consoleStreams); it
@@ -94,7 +97,8 @@ func daemonConsumers(daemon string) []natsbus.ConsumerSpec {
 	case "policyd":
 		out = policyd.Consumers(policyd.DefaultConfig())
 	case "schedulerd":
-		out = schedulerd.Consumers(schedulerd.DefaultConfig())
+		out = schedulerd.EveryConsumer() // every instance slot's
+
 	case "healthd":
 		out = healthd.Consumers(healthd.DefaultConfig())
 	case "executord":
@@ -115,7 +119,7 @@ func daemonConsumers(daemon string) []natsbus.ConsumerSpec {
 // ("*"), the other daemons' consumers of that stream are denied it by
 // name: it can neither bind, pull from nor acknowledge for them.
 func daemonGrant(daemon string) natsbus.Grant {
-	g := natsbus.Grant{EnsureStreams: true, Consume: daemonConsumers(daemon)}
+	g := natsbus.Grant{EnsureStreams: true, Consume: daemonConsumers(daemon), Buckets: natsbus.CoordinationBuckets}
 	for _, e := range events.Catalogue {
 		if !producedBy(e, daemon) {
 			continue

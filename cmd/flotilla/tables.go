@@ -37,7 +37,20 @@ var (
 	workColumns      = []string{"NAME", "CLUSTER", "STATUS", "AGE", "KIND+", "READY+", "HEALTH+", "GENERATION+", "OVERRIDES+", "MESSAGE+"}
 	placementColumns = []string{"NAME", "KIND", "SCHEDULED", "CLUSTERS", "AGE", "STRATEGY+", "GENERATION+", "EVICTED+", "REASON+"}
 	deadLetterCols   = []string{"NAME", "CONSUMER", "SUBJECT", "REASON", "AGE", "STREAM+", "SEQUENCE+", "DELIVERIES+"}
+	instanceColumns  = []string{"DAEMON", "INSTANCE", "VERSION", "OWNS", "HEARTBEAT", "NATS-NODE"}
 )
+
+// partitionedDaemons share templates by partition: `get instances` shows
+// the partitions no instance of them owns.
+var partitionedDaemons = []string{"schedulerd"}
+
+func instanceCells(r readmodel.InstanceRow) []any {
+	heartbeat, version, node := "", r.Version, r.Node
+	if !r.Heartbeat.IsZero() {
+		heartbeat = age(r.Heartbeat) + " ago"
+	}
+	return []any{r.Daemon, r.Instance, version, readmodel.WorkRanges(r.Owns), heartbeat, node}
+}
 
 // clusterReady is the READY column: the Ready condition's status as
 // healthd reported it (Unknown for Unknown), Unknown before any report.

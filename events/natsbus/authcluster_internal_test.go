@@ -73,7 +73,7 @@ func TestARevocationMadeOnOneNodeClosesTheCredentialsConnectionOnAnother(t *test
 	defer cancel()
 	var bus *Bus
 	deadline := time.Now().Add(45 * time.Second) // a loaded machine forms a cluster slowly
-	for { // the cluster forms its routes and elects a JetStream leader first
+	for {                                        // the cluster forms its routes and elects a JetStream leader first
 		bus, err = Connect(ctx, urls[0], Options{Credentials: credsFile(t, admin)})
 		if err == nil {
 			actx, acancel := context.WithTimeout(ctx, 3*time.Second)

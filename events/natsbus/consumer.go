@@ -25,8 +25,16 @@ type ConsumerSpec struct {
 	// StartLastPerSubject makes a newly created consumer begin with the
 	// latest message of each subject instead of the whole history.
 	StartLastPerSubject bool
-	MaxDeliver          int             // default 6
-	BackOff             []time.Duration // delays between redeliveries; default 1s, 5s, 15s, 30s, 60s
+	// StartSequence makes a newly created consumer begin at this stream
+	// sequence (0: the whole history): an instance that has just rebuilt
+	// its state from the stream reads on from there.
+	StartSequence uint64
+	// InactiveThreshold deletes the consumer once nobody has pulled from
+	// it for this long (0: never): the consumers of an instance that is
+	// gone for good.
+	InactiveThreshold time.Duration
+	MaxDeliver        int             // default 6
+	BackOff           []time.Duration // delays between redeliveries; default 1s, 5s, 15s, 30s, 60s
 	// AckWait is how long JetStream waits for an acknowledgement before it
 	// redelivers (default 10s): after a crash, what the crashed process had
 	// taken is handled again this long after it died. Messages this process
@@ -145,6 +153,10 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 	if spec.StartLastPerSubject {
 		deliver = jetstream.DeliverLastPerSubjectPolicy
 	}
+	var start uint64
+	if spec.StartSequence > 0 {
+		deliver, start = jetstream.DeliverByStartSequencePolicy, spec.StartSequence
+	}
 	cfg := jetstream.ConsumerConfig{
 		Durable:        spec.Name,
 		AckPolicy:      jetstream.AckExplicitPolicy,
@@ -153,6 +165,9 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 		MaxDeliver:     spec.MaxDeliver,
 		AckWait:        spec.AckWait,
 		MaxAckPending:  1000,
+		OptStartSeq:    start,
+		// Kept while pulled from; gone a while after its instance is.
+		InactiveThreshold: spec.InactiveThreshold,
 	}
 	if len(cfg.FilterSubjects) == 1 {
 		// One filter travels in the API subject, where a scoped grant

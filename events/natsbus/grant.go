@@ -40,6 +40,9 @@ type Grant struct {
 	// Reader is the consumer name scoped reads use (Options.Reader); the
 	// other grants read through ReaderNames.
 	Reader string
+	// Buckets are the KV buckets it reads and writes, creating them if
+	// missing (CoordinationBuckets: instances, leases, settings).
+	Buckets []string
 }
 
 // ScopedRead is the part of a stream a scoped grant reads (Grant.Scoped).
@@ -118,6 +121,15 @@ func (g Grant) Permissions(user string) Permissions {
 			deadLetters = "flotilla.deadletter.*"
 		}
 		p.Publish = append(p.Publish, jsAck+c.Stream+"."+c.Name+".>", deadLetters)
+	}
+	if len(g.Buckets) > 0 {
+		// Opening a bucket asks for the account's JetStream info first.
+		p.Publish = append(p.Publish, jsAPI+"INFO")
+	}
+	for _, b := range g.Buckets {
+		// Read by stream info, direct get and writes: no consumer.
+		p.Publish = append(p.Publish, readSubjects("KV_"+b, nil)...)
+		p.Publish = append(p.Publish, jsAPI+"STREAM.CREATE.KV_"+b, "$KV."+b+".>")
 	}
 	if g.EnsureStreams {
 		for _, s := range events.Streams {

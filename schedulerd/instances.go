@@ -1,0 +1,96 @@
+package schedulerd
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/schedulerd/core"
+)
+
+// SetOwner makes the handler decide only the templates owns says are this
+// instance's (their partition's lease, DESIGN.md §7); nil: every template.
+// Every event is still read into the state, whoever owns its template, so
+// that an instance taking a partition over holds its bindings already.
+func (h *Handler) SetOwner(owns func(events.ObjectKey) bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.owner = owns
+}
+
+// everyKey keeps every template (Reconcile at start-up).
+func everyKey(events.ObjectKey) bool { return true }
+
+// owns reports whether this instance decides k now.
+func (h *Handler) owns(k events.ObjectKey) bool { return h.owner == nil || h.owner(k) }
+
+// TakeOver catches up on the templates taken says this instance has just
+// taken over: it adopts their last placements as stored (another instance
+// made them; removed ones are forgotten), then decides what their owner
+// left undone (Reconcile).
+func (h *Handler) TakeOver(ctx context.Context, stored []events.PlacementDecision, removed []events.ObjectKey, taken func(events.ObjectKey) bool) error {
+	h.mu.Lock()
+	for _, p := range stored {
+		// What this instance decided since it took the partition is newer.
+		if cur, ok := h.book.placements[p.Key]; !taken(p.Key) || ok && (cur.BindingRevision > p.BindingRevision || !p.DecidedAt.After(cur.DecidedAt)) {
+			continue
+		}
+		h.book.placements[p.Key] = remembered(p)
+		if b, ok := h.book.bindings[p.Key]; ok {
+			h.placed.Restore(&b, p.Clusters)
+		}
+	}
+	for _, k := range removed {
+		if taken(k) {
+			delete(h.book.placements, k)
+			h.placed.Forget(k)
+		}
+	}
+	h.mu.Unlock()
+	return h.Reconcile(ctx, taken)
+}
+
+// Reconcile decides, among the templates keep takes and this instance
+// owns, every binding whose latest revision has no placement yet (the
+// work a crash or a move of ownership interrupted) and every one that
+// follows cluster changes (members may have changed meanwhile), withdraws
+// the placements of removed templates, and has failover look at each on
+// the next tick. Unchanged decisions publish nothing.
+func (h *Handler) Reconcile(ctx context.Context, keep func(events.ObjectKey) bool) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	now := h.now()
+	var orphans []events.ObjectKey
+	for k, p := range h.book.placements {
+		if !keep(k) || !h.owns(k) {
+			continue
+		}
+		h.queue.due[k] = now
+		// Removed while nobody owned it: the tombstone is newer than what
+		// was placed.
+		if _, bound := h.book.bindings[k]; !bound && h.book.removed.Generation(k.String()) >= p.BindingRevision {
+			orphans = append(orphans, k)
+		}
+	}
+	slices.SortFunc(orphans, func(a, b events.ObjectKey) int { return strings.Compare(a.String(), b.String()) })
+	for _, k := range orphans {
+		last := h.book.placements[k]
+		if err := h.withdraw(ctx, events.Event{}, k, last.Generation, h.book.removed.Generation(k.String())); err != nil {
+			return err
+		}
+	}
+	keys := h.book.boundKeys(func(k events.ObjectKey, b events.Binding) bool {
+		if !keep(k) || !h.owns(k) {
+			return false
+		}
+		p, ok := h.book.placements[k]
+		return !ok || p.BindingRevision < b.Revision || core.FollowsClusterChanges(&b, h.book.previous(k), h.members.gone)
+	})
+	for _, k := range keys {
+		if err := h.schedule(ctx, events.Event{}, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
