@@ -99,7 +99,9 @@ func TestJobStatusAggregatesAsKarmadasDefaultInterpreter(t *testing.T) {
 
 func TestServiceStatusConcatenatesTheMembersLoadBalancerIngress(t *testing.T) {
 	key := events.KeyOf("v1", "Service", "default", "web")
-	lb := func(ingress ...any) map[string]any { return map[string]any{"loadBalancer": map[string]any{"ingress": ingress}} }
+	lb := func(ingress ...any) map[string]any {
+		return map[string]any{"loadBalancer": map[string]any{"ingress": ingress}}
+	}
 	ip := func(ip string) map[string]any { return map[string]any{"ip": ip} }
 	cases := []struct {
 		name   string
