@@ -40,6 +40,18 @@ func newHub(s *system) *hub {
 	return h
 }
 
+// startWithHub starts the daemons with the sandbox members joined and
+// hubd mirroring the hub (write-back every second).
+func startWithHub(t *testing.T) (*system, *hub) {
+	s := newSystem(t)
+	h := newHub(s)
+	s.startAll()
+	s.joinAll()
+	s.start("hubd", "--hub-kubeconfig", h.kubeconfig, "--hub-interval", "1s")
+	s.waitDaemonsReady("hubd")
+	return s, h
+}
+
 // kubectl runs kubectl against the hub; it returns stdout, stderr and the exit code.
 func (h *hub) kubectl(args ...string) (string, string, int) {
 	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", h.kubeconfig}, args...)...)
@@ -229,13 +241,8 @@ func (s *system) expectGone(name string) {
 // succeeded pods summed and Complete, its Pod the members' phase, as
 // Karmada's default interpreter aggregates them.
 func TestHubAggregatesJobAndPodStatus(t *testing.T) {
-	s := newSystem(t)
-	h := newHub(s)
+	s, h := startWithHub(t)
 	name := "flotilla-hub-" + uniqueNS("agg")
-	s.startAll()
-	s.joinAll()
-	s.start("hubd", "--hub-kubeconfig", h.kubeconfig, "--hub-interval", "1s")
-	s.waitDaemonsReady("hubd")
 	file := s.write("job.yaml", fmt.Sprintf(`apiVersion: batch/v1
 kind: Job
 metadata: {name: %[1]s, namespace: default}

@@ -43,6 +43,19 @@ func job(active, succeeded, failed float64, start, completion string, conditions
 	return st
 }
 
+// checkStatus checks the status hubd writes on hub for t, the bus holding
+// the hub's template.
+func checkStatus(t *testing.T, hub map[string]any, tmpl readmodel.Template, want map[string]any, wantOK bool) {
+	t.Helper()
+	got, ok := TemplateStatus(hub, tmpl, true)
+	if ok != wantOK {
+		t.Fatalf("ok = %v, want %v", ok, wantOK)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+}
+
 func trueCondition(typ, reason, message, at string) map[string]any {
 	return map[string]any{"type": typ, "status": "True", "reason": reason, "message": message, "lastTransitionTime": at, "lastProbeTime": at}
 }
@@ -86,13 +99,7 @@ func TestJobStatusAggregatesAsKarmadasDefaultInterpreter(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := TemplateStatus(hubObject("batch/v1", "Job", c.hub), c.t, true)
-			if ok != c.wantOK {
-				t.Fatalf("ok = %v, want %v", ok, c.wantOK)
-			}
-			if diff := cmp.Diff(c.want, got); diff != "" {
-				t.Errorf("status (-want +got):\n%s", diff)
-			}
+			checkStatus(t, hubObject("batch/v1", "Job", c.hub), c.t, c.want, c.wantOK)
 		})
 	}
 }
@@ -123,13 +130,7 @@ func TestServiceStatusConcatenatesTheMembersLoadBalancerIngress(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			hub := hubObject("v1", "Service", nil)
 			hub["spec"] = map[string]any{"type": c.typ}
-			got, ok := TemplateStatus(hub, c.t, true)
-			if ok != c.wantOK {
-				t.Fatalf("ok = %v, want %v", ok, c.wantOK)
-			}
-			if diff := cmp.Diff(c.want, got); diff != "" {
-				t.Errorf("status (-want +got):\n%s", diff)
-			}
+			checkStatus(t, hub, c.t, c.want, c.wantOK)
 		})
 	}
 }
@@ -160,13 +161,7 @@ func TestPodStatusTakesTheMostPressingPhaseOfTheMembers(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := TemplateStatus(hubObject("v1", "Pod", nil), c.t, true)
-			if !ok {
-				t.Fatal("ok = false, want true")
-			}
-			if diff := cmp.Diff(c.want, got); diff != "" {
-				t.Errorf("status (-want +got):\n%s", diff)
-			}
+			checkStatus(t, hubObject("v1", "Pod", nil), c.t, c.want, true)
 		})
 	}
 }
