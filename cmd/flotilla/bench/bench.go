@@ -311,7 +311,7 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 		return nil, fmt.Errorf("daemons did not start: %w%s", err, ds.logTail())
 	}
 	if o.instances > 1 {
-		if err := ds.startOthers(o, url); err != nil {
+		if err := ds.startOthers(dctx, o, url); err != nil {
 			return nil, err
 		}
 		if err := waitConsumersIdle(ctx, bus, ds, 60*time.Second); err != nil {

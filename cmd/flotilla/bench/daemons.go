@@ -32,9 +32,8 @@ type benchDaemons struct {
 	cancel context.CancelFunc
 	// instances is how many policyd and schedulerd processes run.
 	instances int
-	// exe is this binary; ctx ends the daemons.
+	// exe is this binary.
 	exe string
-	ctx context.Context
 	// names are the daemon processes in start order: policyd and schedulerd,
 	// then policyd-2, schedulerd-2... for each further instance.
 	names []string
@@ -52,7 +51,7 @@ type benchDaemons struct {
 
 func startBenchDaemons(ctx context.Context, o *benchOptions, url string) (*benchDaemons, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	ds := &benchDaemons{mode: o.daemons, ctx: ctx, cancel: cancel, instances: 1, natsPIDs: o.natsPIDs, procs: map[string]*exec.Cmd{}, waited: map[string]chan struct{}{},
+	ds := &benchDaemons{mode: o.daemons, cancel: cancel, instances: 1, natsPIDs: o.natsPIDs, procs: map[string]*exec.Cmd{}, waited: map[string]chan struct{}{},
 		logs: map[string]*bytes.Buffer{}, exited: make(chan error, 2*max(o.instances, 1))}
 	if o.daemons == "inprocess" {
 		g, gctx := errgroup.WithContext(ctx)
@@ -117,15 +116,16 @@ func (ds *benchDaemons) startInstance(ctx context.Context, o *benchOptions, url 
 	return nil
 }
 
-// startOthers starts the instances after the first (--instances), once the
+// startOthers starts the instances after the first (--instances; ctx is the
+// daemons' own, ending them), once the
 // first has read the world: policyd's instances share one durable consumer
 // (DESIGN.md §7, not partitioned yet), so a policy reaches one of them as
 // an event and the others only through their rebuild from the stored
 // record; an instance started before that record exists would never know
 // the policy and bind its share of the templates to none.
-func (ds *benchDaemons) startOthers(o *benchOptions, url string) error {
+func (ds *benchDaemons) startOthers(ctx context.Context, o *benchOptions, url string) error {
 	for i := 1; i < o.instances; i++ {
-		if err := ds.startInstance(ds.ctx, o, url, i); err != nil {
+		if err := ds.startInstance(ctx, o, url, i); err != nil {
 			return err
 		}
 	}
