@@ -275,6 +275,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 	case "executord":
 		cfg := f.exec
 		cfg.Instance, cfg.CredentialsKey = f.instance, f.credentialsKey
+		cfg.Version, cfg.Partitions, cfg.Lease = cliVersion(), f.partitions, f.lease
 		deps := executord.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg}
 		if cfg.PullMode() {
 			var rc *rest.Config
@@ -297,10 +298,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 		if err != nil {
 			return nil, err
 		}
-		if cfg.PullMode() {
-			return d.Run, nil // its member credential reaches no registry
-		}
-		return registered(name, f, rt.bus, d.Run), nil
+		return d.Run, nil // push mode joins the instances itself; pull mode's member credential reaches no registry
 	}
 	return nil, fmt.Errorf("unknown daemon %s", name)
 }

@@ -96,7 +96,7 @@ func daemonConsumers(daemon string) []natsbus.ConsumerSpec {
 	case "executord":
 		cfg := executord.DefaultConfig()
 		cfg.Instance = anyName
-		out = executord.Consumers(cfg, anyName)
+		out = executord.EveryConsumer(cfg, anyName) // every instance slot's
 	}
 	for i, c := range out {
 		if strings.Contains(c.Name, events.ClusterToken(anyName)) || strings.Contains(c.Name, anyName) {

@@ -80,6 +80,8 @@ type Instance struct {
 	// from the next (one round of grace for their last owner).
 	pending map[string]bool
 	view    atomic.Pointer[ownership]
+	// nudge asks Run for a round now (Nudge).
+	nudge chan struct{}
 }
 
 // Join registers an instance of a daemon, refusing a name a live instance
@@ -107,7 +109,7 @@ func (b *Bus) Join(ctx context.Context, o InstanceOptions) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", InstancesBucket, err)
 	}
-	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}, pending: map[string]bool{}}
+	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}, pending: map[string]bool{}, nudge: make(chan struct{}, 1)}
 	rev, err := in.register(ctx)
 	if err != nil {
 		return nil, err
@@ -533,7 +535,18 @@ func (in *Instance) Run(ctx context.Context, work func() []string, changed func(
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-in.nudge:
 		}
+	}
+}
+
+// Nudge asks Run for a round now rather than at the next tick: the work
+// items changed (a member cluster registered), and an instance alone
+// should serve a new one at once, not a third of a lease later.
+func (in *Instance) Nudge() {
+	select {
+	case in.nudge <- struct{}{}:
+	default:
 	}
 }
 
