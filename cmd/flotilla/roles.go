@@ -92,7 +92,7 @@ func daemonConsumers(daemon string) []natsbus.ConsumerSpec {
 		out = schedulerd.EveryConsumer() // every instance slot's
 
 	case "healthd":
-		out = healthd.Consumers(healthd.DefaultConfig())
+		out = healthd.EveryConsumer() // every instance slot's
 	case "executord":
 		cfg := executord.DefaultConfig()
 		cfg.Instance = anyName

@@ -477,11 +477,17 @@ func fairShare(n int, live []string, me string) int {
 	return q
 }
 
-// live lists the registered instances of this daemon, sorted.
+// live lists the registered instances of this daemon, sorted. A key whose
+// last operation is a delete (an instance that left) is not one: its
+// marker stays on the stream's subject until the TTL, and counting it
+// would keep a share (with few items, all of one) for an instance gone.
 func (in *Instance) live(ctx context.Context) ([]string, error) {
-	keys, err := in.bus.bucketKeys(ctx, InstancesBucket, in.opts.Daemon+".>")
-	for i, k := range keys {
-		keys[i] = strings.TrimPrefix(k, in.opts.Daemon+".")
+	es, err := in.bus.entries(ctx, InstancesBucket, in.opts.Daemon+".>")
+	keys := make([]string, 0, len(es))
+	for _, e := range es {
+		if e.Operation() == jetstream.KeyValuePut {
+			keys = append(keys, strings.TrimPrefix(e.Key(), in.opts.Daemon+"."))
+		}
 	}
 	return keys, err
 }
