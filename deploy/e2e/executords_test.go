@@ -10,13 +10,18 @@ import (
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
-// clusterOwner maps each member to the executord instance owning it.
+// clusterOwner maps each member to the executord instance owning it (a
+// member no instance owns is left out).
 func clusterOwner(s *system) map[string]string {
 	out := map[string]string{}
 	for in, owns := range owned(s, "executord") {
 		for _, c := range owns {
+			if in == readmodel.Unowned {
+				continue
+			}
 			out[c] = in
 		}
 	}
