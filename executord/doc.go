@@ -31,7 +31,9 @@
 //	Produces  io.flotilla.work.status.changed.v1, io.flotilla.work.deleted.v1 (FLOTILLA_WORK)
 //	          io.flotilla.sealkey.published.v1 (push mode, at start; FLOTILLA_POLICY)
 //	State     work records per cluster and template, rebuilt from FLOTILLA_WORK;
-//	          the member objects themselves carry flotilla.io/applied-hash;
+//	          the member objects themselves carry flotilla.io/applied-hash (and a
+//	          placed template's flotilla.io/binding-revision: an older one is not
+//	          applied over it, nor does it delete it);
 //	          held operations in memory, derived again at start from the
 //	          latest placements
 //
