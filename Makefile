@@ -9,7 +9,7 @@ include deploy/nats/nats.mk
 
 IMAGE := bin/flotilla-image.tar
 
-.PHONY: image image-test bench-failover all build test unit e2e demo demo-down bench lint tools chromium fmt fuzz
+.PHONY: image image-test bench-failover all build test unit e2e demo demo-down hub-demo bench lint tools chromium kubectl fmt fuzz
 
 all: build
 
@@ -22,12 +22,17 @@ tools:
 chromium:
 	@command -v chromium >/dev/null || { echo "installing: chromium"; apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
 
+## kubectl: the hub's e2e tests and hub-demo drive the hub with real kubectl; a machine without one gets it built from k8s.io/kubernetes (deploy/sandbox/build-kubectl.sh, cached outside the clone) and linked as bin/kubectl, which recipes find last on PATH
+export PATH := $(PATH):$(CURDIR)/bin
+kubectl:
+	@command -v kubectl >/dev/null || { mkdir -p bin && ln -sf "$$(bash deploy/sandbox/build-kubectl.sh)/kubectl" bin/kubectl; }
+
 ## build: the flotilla binary (static)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/flotilla
 
 ## test: every test: unit tests and the e2e suite against real sandbox apiservers (the console's screenshots land in bin/test-output)
-test: tools chromium build clusters demo-down
+test: tools chromium kubectl build clusters hub demo-down
 	@mkdir -p $(CURDIR)/bin/test-output
 	FLOTILLA_E2E=1 FLOTILLA_SANDBOX=$(CURDIR)/.sandbox FLOTILLA_BIN=$(CURDIR)/$(BIN) \
 		$(GO) test -count=1 -timeout 30m -artifacts -outputdir $(CURDIR)/bin/test-output ./...
@@ -40,9 +45,14 @@ unit:
 demo: tools build clusters
 	bash deploy/demo.sh
 
-## demo-down: stop the demo's flotilla up (make test does this first: two executords would fight over the members)
+## hub-demo: after make demo, kubectl drives it through the sandbox hub (make hub): hubd runs beside flotilla up, seed 000 is applied to the hub and READY, bindings and clusters are read back from it (docs/hub.md)
+hub-demo: kubectl hub
+	bash deploy/hub-demo.sh
+
+## demo-down: stop the demo's flotilla up and hubd (make test does this first: two executords would fight over the members)
 demo-down:
 	@-pkill -f "[b]in/flotilla up --data-dir $(CURDIR)/.flotilla" ; true
+	@-pkill -f "[b]in/flotilla hubd --hub-kubeconfig $(CURDIR)/.sandbox/hub.kubeconfig" ; true
 
 ## bench: the whole path (policyd -> schedulerd on embedded JetStream, 100 clusters, 10,000 templates), then the core benchmarks and the bus floor
 bench: build

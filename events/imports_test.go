@@ -121,14 +121,25 @@ var layers = []layer{
 	},
 	{
 		// Applications: simulate runs the libraries without a bus; the
-		// console reads through the Source the CLI gives it; the CLI wires
+		// console reads through the Source the CLI gives it; hubd is the
+		// CLI's apply and delete driven by a hub's watch (DESIGN.md
+		// decision 27), over a pure core (hubd/mirror); the CLI wires
 		// everything.
 		name: "application",
 		packages: func(rel string) bool {
-			return under(rel, "simulate") || under(rel, "cmd") || under(rel, "deploy") || under(rel, "console")
+			return under(rel, "simulate") || under(rel, "cmd") || under(rel, "deploy") || under(rel, "console") || under(rel, "hubd")
 		},
 		forbidden: func(rel, dep, drel string) string {
 			if under(rel, "cmd") || under(rel, "deploy") {
+				return ""
+			}
+			if under(rel, "hubd") {
+				if slices.Contains(daemons, drel) || under(drel, "simulate") || under(drel, "console") {
+					return "hubd talks to the daemons only through events"
+				}
+				if what := io(dep, drel); what != "" && rel == "hubd/mirror" {
+					return "hubd's core does no I/O, here " + what
+				}
 				return ""
 			}
 			if under(rel, "console") && (slices.Contains(daemons, drel) || under(drel, "events/natsbus") || isNATS(dep)) {
@@ -217,6 +228,9 @@ func TestLayersCatchWhatTheyShould(t *testing.T) {
 		{"simulate may not import the bus", "simulate", module + "events/natsbus", true},
 		{"simulate may use any library", "simulate", module + "executord/render", false},
 		{"the CLI may wire a daemon", "cmd/flotilla", module + "policyd", false},
+		{"hubd may not import a daemon", "hubd", module + "policyd", true},
+		{"hubd may use the read model", "hubd", module + "readmodel", false},
+		{"hubd's core may not reach the hub", "hubd/mirror", "k8s.io/client-go/dynamic", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/policyd/binding"
 	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 // Handler holds policyd's state and reacts to input events. It is driven by
@@ -240,22 +241,10 @@ func (h *Handler) effects(ctx context.Context, cause events.Event, rec events.Ob
 	return nil
 }
 
-// objectRef is the data of deletion and reschedule requests: which object.
-type objectRef struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name      string `json:"name"`
-		Namespace string `json:"namespace"`
-	} `json:"metadata"`
-}
-
-func (r objectRef) key() events.ObjectKey {
-	return events.KeyOf(r.APIVersion, r.Kind, r.Metadata.Namespace, r.Metadata.Name)
-}
-
-func decodeRef(e events.Event, what string) (objectRef, error) {
-	var r objectRef
+// decodeRef decodes the data of a deletion or reschedule request: which
+// object.
+func decodeRef(e events.Event, what string) (readmodel.ObjectIdentity, error) {
+	var r readmodel.ObjectIdentity
 	if err := events.UnmarshalJSON(e.Data(), &r); err != nil || r.Kind == "" || r.Metadata.Name == "" {
 		return r, events.Permanent(fmt.Errorf("%s needs apiVersion, kind and metadata.name: %v", what, err))
 	}
@@ -268,7 +257,7 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 	if err != nil {
 		return err
 	}
-	key := obj.key()
+	key := obj.Key()
 	if err := onItsSubject(ctx, key); err != nil {
 		return err
 	}
@@ -352,7 +341,7 @@ func (h *Handler) HandleRescheduleRequested(ctx context.Context, e events.Event)
 	if err != nil {
 		return err
 	}
-	key := obj.key()
+	key := obj.Key()
 	if err := onItsSubject(ctx, key); err != nil {
 		return err
 	}

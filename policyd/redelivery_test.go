@@ -32,7 +32,7 @@ func publishInput(t *testing.T, bus *natsbus.Bus, e events.Event) uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ack, err := bus.PublishAck(context.Background(), events.InputSubject(r.key()), e)
+	ack, err := bus.PublishAck(context.Background(), events.InputSubject(r.Key()), e)
 	if err != nil {
 		t.Fatal(err)
 	}

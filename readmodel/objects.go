@@ -32,6 +32,46 @@ const (
 // back is the object applied.
 var ServerFields = []string{"generation", "creationTimestamp", "resourceVersion", "uid", "managedFields", "selfLink"}
 
+// Identity is an object reduced to its identity: the data of a request
+// about it (a deletion, a reschedule), as the CLI and hubd publish it.
+func Identity(apiVersion, kind, namespace, name string) map[string]any {
+	md := map[string]any{"name": name}
+	if namespace != "" {
+		md["namespace"] = namespace
+	}
+	return map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": md}
+}
+
+// ObjectIdentity is the part of an object's JSON that names it: what a
+// reader decodes when it needs only the key.
+type ObjectIdentity struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string `json:"name"`
+		Namespace string `json:"namespace"`
+	} `json:"metadata"`
+}
+
+// Key is the object's key.
+func (o ObjectIdentity) Key() events.ObjectKey {
+	return events.KeyOf(o.APIVersion, o.Kind, o.Metadata.Namespace, o.Metadata.Name)
+}
+
+// StripServerFields drops what the system sets and `get -o yaml` prints
+// (ServerFields, and status, which the members report), as the API server
+// ignores them on apply: what `get -o yaml` prints applies back unchanged.
+// `flotilla apply` and hubd publish objects stripped so, which makes what
+// either publishes for one file the same.
+func StripServerFields(obj map[string]any) {
+	delete(obj, "status")
+	if md, ok := obj["metadata"].(map[string]any); ok {
+		for _, f := range ServerFields {
+			delete(md, f)
+		}
+	}
+}
+
 // Fleet is what every view is computed from, read once: the accepted
 // objects, the latest placements, the joined work and the members.
 type Fleet struct {

@@ -1,7 +1,11 @@
 package readmodel
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
 	"sort"
 	"time"
 
@@ -138,4 +142,40 @@ func (p Published) Created(key events.ObjectKey, fallback time.Time) time.Time {
 		return r.CreatedAt
 	}
 	return fallback
+}
+
+// Unchanged reports whether obj, as `flotilla apply` or hubd would publish
+// it, is the object accepted at key: then publishing it changes nothing.
+func (p Published) Unchanged(key events.ObjectKey, obj map[string]any) bool {
+	rec, ok := p.Records[key]
+	if !ok {
+		return false
+	}
+	b, err := json.Marshal(obj)
+	return err == nil && SameJSON(b, rec.Object)
+}
+
+// SameJSON compares two bodies: as JSON values when both are JSON (spacing,
+// key order and number spelling do not matter), byte for byte otherwise.
+func SameJSON(a, b []byte) bool {
+	va, errA := decodeJSONValue(a)
+	vb, errB := decodeJSONValue(b)
+	if errA != nil || errB != nil {
+		return bytes.Equal(a, b)
+	}
+	return reflect.DeepEqual(va, vb)
+}
+
+// decodeJSONValue decodes one JSON value, numbers kept exact.
+func decodeJSONValue(data []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errors.New("more than one JSON value")
+	}
+	return v, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -11,14 +10,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/policyd"
 	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 const cliSource = "/flotilla-cli"
@@ -117,7 +117,7 @@ func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs 
 	var key *sealing.Key
 	for _, d := range docs {
 		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
-		stripServerFields(d.Object)
+		readmodel.StripServerFields(d.Object)
 		sealed := credentials[d.Namespace+"/"+d.Name] && d.Kind == "Secret" && d.APIVersion == "v1"
 		verb := classify(accepted, d, sealed)
 		if verb == verbUnchanged {
@@ -366,17 +366,12 @@ func label(kind, apiVersion, name string) string {
 func fetchSealKey(ctx context.Context, bus *natsbus.Bus) (*sealing.Key, error) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.SealKeySubject)
-		if err != nil && !errors.Is(err, natsbus.ErrStreamMissing) {
+		key, err := bus.SealKey(ctx)
+		if err != nil {
 			return nil, err
 		}
-		for i := len(ms) - 1; i >= 0; i-- {
-			var k events.SealKey
-			if ms[i].Err == nil && events.Decode(ms[i].Event, &k) == nil && len(k.PublicKey) == 32 {
-				var pub [32]byte
-				copy(pub[:], k.PublicKey)
-				return &sealing.Key{ID: k.KeyID, Public: &pub}, nil
-			}
+		if key != nil {
+			return key, nil
 		}
 		if time.Now().After(deadline) {
 			break
@@ -390,63 +385,20 @@ func fetchSealKey(ctx context.Context, bus *natsbus.Bus) (*sealing.Key, error) {
 	return nil, errors.New("no credentials key has been announced: start `flotilla up`, or healthd/executord, before registering clusters")
 }
 
-// sealSecret seals every value of a Secret document. A value that is a
-// kubeconfig has its relative file paths resolved against the document's
-// file and its files embedded first.
+// sealSecret seals every value of a Secret document (member.SealValues);
+// a kubeconfig's relative paths are resolved against the document's file.
 func sealSecret(d validation.Document, key *sealing.Key) (events.SealedSecret, error) {
-	s := events.SealedSecret{Namespace: d.Namespace, Name: d.Name, KeyID: key.ID, Data: map[string][]byte{}}
-	values := map[string][]byte{}
-	if data, ok := d.Object["data"].(map[string]any); ok {
-		for k, v := range data {
-			str, _ := v.(string)
-			b, err := base64.StdEncoding.DecodeString(str)
-			if err != nil {
-				return s, fmt.Errorf("%s: document %d: data.%s: not base64: %w", d.File, d.Index, k, err)
-			}
-			values[k] = b
-		}
-	}
-	if data, ok := d.Object["stringData"].(map[string]any); ok {
-		for k, v := range data {
-			str, _ := v.(string)
-			values[k] = []byte(str)
-		}
+	values, err := member.SecretValues(d.Object)
+	if err != nil {
+		return events.SealedSecret{}, fmt.Errorf("%s: document %d: %w", d.File, d.Index, err)
 	}
 	base := "."
 	if d.File != "" && d.File != "-" {
 		base = filepath.Dir(d.File)
 	}
-	for k, v := range values {
-		if flat, err := flattenKubeconfig(v, base); err == nil {
-			v = flat
-		}
-		sealed, err := sealing.Seal(key.Public, v)
-		if err != nil {
-			return s, err
-		}
-		s.Data[k] = sealed
+	sealed, err := member.SealValues(values, key, base)
+	if err != nil {
+		return events.SealedSecret{}, err
 	}
-	return s, nil
-}
-
-// flattenKubeconfig resolves relative paths against base, embeds referenced
-// files and keeps only the current context.
-func flattenKubeconfig(raw []byte, base string) ([]byte, error) {
-	cfg, err := clientcmd.Load(raw)
-	if err != nil || len(cfg.Clusters) == 0 {
-		return nil, errors.New("not a kubeconfig")
-	}
-	for _, c := range cfg.Clusters {
-		c.LocationOfOrigin = filepath.Join(base, "kubeconfig")
-	}
-	for _, a := range cfg.AuthInfos {
-		a.LocationOfOrigin = filepath.Join(base, "kubeconfig")
-	}
-	if err := clientcmd.ResolveLocalPaths(cfg); err != nil {
-		return nil, err
-	}
-	if err := clientcmdFlatten(cfg); err != nil {
-		return nil, err
-	}
-	return clientcmd.Write(*cfg)
+	return events.SealedSecret{Namespace: d.Namespace, Name: d.Name, KeyID: key.ID, Data: sealed}, nil
 }

@@ -22,33 +22,19 @@ const (
 	verbUnchanged  = "unchanged"
 )
 
-// stripServerFields drops what the system sets and `get -o yaml` prints
-// (readmodel.ServerFields, and status, which the members report), as the
-// API server ignores them on apply: what `get -o yaml` prints applies back
-// unchanged.
-func stripServerFields(obj map[string]any) {
-	delete(obj, "status")
-	if md, ok := obj["metadata"].(map[string]any); ok {
-		for _, f := range readmodel.ServerFields {
-			delete(md, f)
-		}
-	}
-}
-
 // classify says what applying d does against the accepted objects p:
 // created (no such object), configured (it differs) or unchanged (the
 // same object is accepted: nothing is published). Sealed credentials are
 // never compared (their sealing differs every time).
 func classify(p readmodel.Published, d validation.Document, sealed bool) string {
-	rec, ok := p.Records[events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)]
+	k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+	_, ok := p.Records[k]
 	switch {
 	case !ok:
 		return verbCreated
 	case sealed:
 		return verbConfigured
-	}
-	applied, err := json.Marshal(d.Object)
-	if err == nil && sameData(applied, rec.Object) {
+	case p.Unchanged(k, d.Object):
 		return verbUnchanged
 	}
 	return verbConfigured

@@ -20,6 +20,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/executord"
 	"github.com/flotilla-io/flotilla/healthd"
+	"github.com/flotilla-io/flotilla/hubd"
 	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/internal/observe"
 	"github.com/flotilla-io/flotilla/policyd"
@@ -40,10 +41,12 @@ type daemonFlags struct {
 	sched          schedulerd.Config
 	health         healthd.Config
 	exec           executord.Config
+	hub            hubd.Config
 }
 
 func newDaemonFlags() *daemonFlags {
-	return &daemonFlags{policy: policyd.DefaultConfig(), sched: schedulerd.DefaultConfig(), health: healthd.DefaultConfig(), exec: executord.DefaultConfig()}
+	return &daemonFlags{policy: policyd.DefaultConfig(), sched: schedulerd.DefaultConfig(), health: healthd.DefaultConfig(), exec: executord.DefaultConfig(),
+		hub: hubd.DefaultConfig()}
 }
 
 func defaultCredentialsKey() string {
@@ -89,6 +92,8 @@ var daemons = map[string]daemon{
 		register: func(f *daemonFlags, fs *pflag.FlagSet) { f.exec.RegisterFlags(fs); f.exec.RegisterPullFlags(fs) }},
 	"healthd": {short: "Probe member clusters and report health and capacity", metricsAddr: "127.0.0.1:9104", credentials: true,
 		register: func(f *daemonFlags, fs *pflag.FlagSet) { f.health.RegisterFlags(fs) }},
+	"hubd": {short: "Mirror a hub kube-apiserver onto the bus and write statuses, bindings and Clusters back (docs/hub.md)", metricsAddr: "127.0.0.1:9105",
+		register: func(f *daemonFlags, fs *pflag.FlagSet) { f.hub.RegisterFlags(fs) }},
 }
 
 // registerAll registers every daemon's flags for `flotilla up`, which runs
@@ -99,6 +104,7 @@ func (f *daemonFlags) registerAll(fs *pflag.FlagSet) {
 	f.sched.RegisterFlags(fs)
 	f.health.RegisterFlags(fs)
 	f.exec.RegisterFlags(fs)
+	f.hub.RegisterFlags(fs)
 }
 
 // cpuProfileEnv names a file a daemon writes its CPU profile to, from start
@@ -300,6 +306,16 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 			return nil, err
 		}
 		return d.Run, nil // push mode joins the instances itself; pull mode's member credential reaches no registry
+	case "hubd":
+		// Not in the instance registry: hubd is the CLI's apply driven by a
+		// watch, and its role reaches no registry bucket.
+		cfg := f.hub
+		cfg.Instance = f.instance
+		d, err := hubd.New(cfg, hubd.Deps{Bus: rt.bus, Log: rt.log, Registry: rt.reg})
+		if err != nil {
+			return nil, err
+		}
+		return d.Run, nil
 	}
 	return nil, fmt.Errorf("unknown daemon %s", name)
 }
@@ -319,7 +335,9 @@ func newUp(g *globals) *cobra.Command {
 		Short: "Run everything in one process: embedded NATS JetStream and all four daemons",
 		Long: `Run an embedded nats-server (JetStream file storage under --data-dir) and
 policyd, schedulerd, healthd and executord in one process. Client commands
-then work with no flags: flotilla join|apply|get|delete.
+then work with no flags: flotilla join|apply|get|delete. With
+--hub-kubeconfig, hubd runs too: kubectl, Helm or Argo CD then drive
+Flotilla through that hub (docs/hub.md).
 
 Authentication is on: the first start generates an operator, an account and
 their keys under <data-dir>/auth, writes admin credentials to
@@ -419,7 +437,11 @@ registers the admin credentials beside it for every URL of --nats-url.`,
 				}
 				runs = append(runs, svc.Run)
 			}
-			for _, name := range []string{"policyd", "schedulerd", "healthd", "executord"} {
+			started := []string{"policyd", "schedulerd", "healthd", "executord"}
+			if f.hub.HubKubeconfig != "" {
+				started = append(started, "hubd")
+			}
+			for _, name := range started {
 				drt := rt
 				if auth != nil {
 					bus, err := auth.connectAs(cmd.Context(), name, g.natsURL, rt)

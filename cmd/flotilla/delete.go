@@ -97,11 +97,7 @@ type objectRef struct{ apiVersion, kind, namespace, name string }
 // it; it carries the object's identity alone.
 func (t objectRef) request(typ events.Type) (events.ObjectKey, events.Event, error) {
 	k := events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)
-	md := map[string]any{"name": t.name}
-	if t.namespace != "" {
-		md["namespace"] = t.namespace
-	}
-	e, err := events.New(typ, cliSource, k.String(), map[string]any{"apiVersion": t.apiVersion, "kind": t.kind, "metadata": md})
+	e, err := events.New(typ, cliSource, k.String(), readmodel.Identity(t.apiVersion, t.kind, t.namespace, t.name))
 	return k, e, err
 }
 

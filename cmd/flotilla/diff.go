@@ -36,7 +36,7 @@ kubectl diff: 0 nothing would change, 1 something would, >1 an error.`,
 				}
 				differ := 0
 				for _, d := range res.Docs {
-					stripServerFields(d.Object)
+					readmodel.StripServerFields(d.Object)
 					key := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
 					before := ""
 					name := label(d.Kind, d.APIVersion, d.Name)

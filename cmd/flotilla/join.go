@@ -16,6 +16,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/internal/member"
 )
 
 func newJoin(g *globals) *cobra.Command {
@@ -67,7 +68,7 @@ executord reads. healthd still probes it with the kubeconfig given.`,
 				return fmt.Errorf("--cluster-kubeconfig: %w", err)
 			}
 			abs, _ := filepath.Abs(file)
-			flat, err := flattenKubeconfig(raw, filepath.Dir(abs))
+			flat, err := member.FlattenKubeconfig(raw, filepath.Dir(abs))
 			if err != nil {
 				return fmt.Errorf("--cluster-kubeconfig %s: %w", file, err)
 			}

@@ -96,12 +96,12 @@ See where they run:         flotilla get work`,
 	root.PersistentFlags().StringVar(&g.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	root.PersistentFlags().StringVar(&g.logFormat, "log-format", "", "log format: json or console (default: console on a terminal, json otherwise)")
 	root.AddGroup(&cobra.Group{ID: "daemons", Title: "Daemons:"}, &cobra.Group{ID: "client", Title: "Client commands:"})
-	for _, c := range []*cobra.Command{newUp(g), newDaemonCmd(g, "policyd"), newDaemonCmd(g, "schedulerd"), newDaemonCmd(g, "healthd"), newDaemonCmd(g, "executord")} {
+	for _, c := range []*cobra.Command{newUp(g), newDaemonCmd(g, "policyd"), newDaemonCmd(g, "schedulerd"), newDaemonCmd(g, "healthd"), newDaemonCmd(g, "executord"), newDaemonCmd(g, "hubd")} {
 		c.GroupID = "daemons"
 		root.AddCommand(c)
 	}
 	for _, c := range []*cobra.Command{newJoin(g), newUnjoin(g), newApply(g), newDiff(g), newDelete(g), newGet(g), newDescribe(g), newExplain(g), newScale(g),
-		newReschedule(g), newWatch(g), newReplay(g), newConsole(g), newPublish(g), newCreds(g), newSimulate(g), newVersion(g),
+		newReschedule(g), newWatch(g), newReplay(g), newConsole(g), newPublish(g), newCreds(g), newSimulate(g), newVersion(g), newHub(),
 		bench.NewCommand(cpuProfileEnv, func(err error) error { return exitError{err} }),
 	} {
 		c.GroupID = "client"

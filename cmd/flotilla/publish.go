@@ -1,20 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 func newPublish(g *globals) *cobra.Command {
@@ -158,44 +157,12 @@ func publishPending(ctx context.Context, bus *natsbus.Bus, o pending, allowDupli
 // do not matter). Ids are not compared (the caller knows they match), nor
 // times: a retry may stamp a new time on the same event.
 func sameContent(as string, a events.Event, bs string, b events.Event) bool {
-	return as == bs && a.Type() == b.Type() && a.Source() == b.Source() && a.Subject() == b.Subject() && sameData(a.Data(), b.Data())
-}
-
-// sameData compares two event bodies: as JSON values when both are JSON,
-// byte for byte otherwise.
-func sameData(a, b []byte) bool {
-	va, errA := decodeJSONValue(a)
-	vb, errB := decodeJSONValue(b)
-	if errA != nil || errB != nil {
-		return bytes.Equal(a, b)
-	}
-	return reflect.DeepEqual(va, vb)
-}
-
-// decodeJSONValue decodes one JSON value, numbers kept exact.
-func decodeJSONValue(data []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, errors.New("more than one JSON value")
-	}
-	return v, nil
+	return as == bs && a.Type() == b.Type() && a.Source() == b.Source() && a.Subject() == b.Subject() && readmodel.SameJSON(a.Data(), b.Data())
 }
 
 // inputSubjectFor derives the input subject from the object in the event's data.
 func inputSubjectFor(e events.Event) string {
-	var obj struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string `json:"name"`
-			Namespace string `json:"namespace"`
-		} `json:"metadata"`
-	}
+	var obj readmodel.ObjectIdentity
 	_ = json.Unmarshal(e.Data(), &obj)
 	if obj.Kind == "" || obj.Metadata.Name == "" {
 		return events.InputSubject(events.ObjectKey{Kind: "Event", Name: e.ID()})

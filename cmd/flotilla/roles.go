@@ -69,6 +69,14 @@ func roleGrant(req natsbus.IssueRequest) (natsbus.Grant, error) {
 			ns = events.ClusterToken(req.Namespace) // a namespace is one subject token, escaped like a cluster name
 		}
 		return natsbus.Grant{Publish: []string{"flotilla.input." + ns + ".*.*.*"}}, nil
+	case "hubd":
+		// The CLI's apply and delete driven by a watch (docs/hub.md): it
+		// publishes what a publisher publishes and reads what a viewer reads.
+		g := natsbus.Grant{Publish: []string{"flotilla.input.*.*.*.*"}}
+		for _, s := range events.Streams {
+			g.Read = append(g.Read, s.Name)
+		}
+		return g, nil
 	case "policyd", "schedulerd", "healthd", "executord":
 		if req.Role == "executord" && req.Cluster != "" {
 			return memberGrant(req.Cluster), nil

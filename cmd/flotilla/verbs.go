@@ -163,7 +163,7 @@ func newScale(g *globals) *cobra.Command {
 							return fmt.Errorf("%s has no spec.replicas to scale", r.Key.Ref())
 						}
 						spec["replicas"] = int64(replicas)
-						stripServerFields(obj)
+						readmodel.StripServerFields(obj)
 						e, err := events.New(events.TypeObjectApplied, cliSource, r.Key.String(), obj)
 						if err != nil {
 							return err

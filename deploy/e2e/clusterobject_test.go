@@ -26,41 +26,7 @@ import (
 func TestClusterObjectWithSecretRefRegistersAMemberAndItsCredentialsNeverTravelInPlainText(t *testing.T) {
 	s := newSystem(t)
 	s.startAll()
-	kubeconfig, err := os.ReadFile(filepath.Join(s.sandbox, "cluster3.kubeconfig"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc, err := clientcmd.Load(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var token string
-	for _, a := range kc.AuthInfos {
-		token = a.Token
-	}
-	indented := "    " + strings.ReplaceAll(strings.TrimSpace(string(kubeconfig)), "\n", "\n    ")
-	doc := `apiVersion: v1
-kind: Secret
-metadata:
-  name: aws-kubeconfig-secret
-  namespace: karmada-system
-type: Opaque
-stringData:
-  kubeconfig: |
-` + indented + `
----
-apiVersion: cluster.karmada.io/v1alpha1
-kind: Cluster
-metadata:
-  name: aws-prod
-  labels: {provider: aws}
-spec:
-  apiEndpoint: "` + kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster].Server + `"
-  provider: aws
-  secretRef:
-    namespace: karmada-system
-    name: aws-kubeconfig-secret
-`
+	doc, token := seed002Clusters(t, s.sandbox)
 	path := filepath.Join(s.dir, "clusters.yaml")
 	if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
@@ -102,26 +68,76 @@ spec:
 		t.Fatalf("credentials secret propagated? %v", err)
 	}
 	// Nothing on the bus carries the member's token in plain text.
-	bus, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bus.Close()
-	for _, st := range events.Streams {
-		ms, err := bus.Replay(ctx, st.Name, natsbus.ReplayOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range ms {
-			if bytes.Contains(m.Data, []byte(token)) {
-				t.Fatalf("%s seq %d (%s) carries the member token in plain text", st.Name, m.Sequence, m.Subject)
-			}
-		}
-	}
+	s.expectNoPlainToken(token)
 }
 
 func (s *system) cleanMembersOf(clusters []string, namespace, deployment string) {
 	for _, m := range clusters {
 		_ = s.member(m).AppsV1().Deployments(namespace).Delete(context.Background(), deployment, metav1.DeleteOptions{})
+	}
+}
+
+// seed002Clusters is seed 002's clusters.yaml with sandbox cluster3's
+// kubeconfig in its Secret and its API server as aws-prod's apiEndpoint;
+// token is the kubeconfig's token, which must never travel in plain text.
+func seed002Clusters(t *testing.T, sandbox string) (doc, token string) {
+	t.Helper()
+	kubeconfig, err := os.ReadFile(filepath.Join(sandbox, "cluster3.kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range kc.AuthInfos {
+		token = a.Token
+	}
+	indented := "    " + strings.ReplaceAll(strings.TrimSpace(string(kubeconfig)), "\n", "\n    ")
+	doc = `apiVersion: v1
+kind: Secret
+metadata:
+  name: aws-kubeconfig-secret
+  namespace: karmada-system
+type: Opaque
+stringData:
+  kubeconfig: |
+` + indented + `
+---
+apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata:
+  name: aws-prod
+  labels: {provider: aws}
+spec:
+  apiEndpoint: "` + kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster].Server + `"
+  provider: aws
+  secretRef:
+    namespace: karmada-system
+    name: aws-kubeconfig-secret
+`
+	return doc, token
+}
+
+// expectNoPlainToken fails if any stream of the bus carries token in
+// plain text.
+func (s *system) expectNoPlainToken(token string) {
+	s.t.Helper()
+	ctx := context.Background()
+	bus, err := natsbus.Connect(ctx, s.natsURL, natsbus.Options{})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer bus.Close()
+	for _, st := range events.Streams {
+		ms, err := bus.Replay(ctx, st.Name, natsbus.ReplayOptions{})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for _, m := range ms {
+			if bytes.Contains(m.Data, []byte(token)) {
+				s.t.Fatalf("%s seq %d (%s) carries the member token in plain text", st.Name, m.Sequence, m.Subject)
+			}
+		}
 	}
 }

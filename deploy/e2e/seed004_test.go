@@ -32,6 +32,19 @@ func TestSeed004PlacesThroughTheDaemons(t *testing.T) {
 	s.waitReady(3)
 	ns := uniqueNS("seed004")
 	t.Cleanup(func() { s.deleteNamespace(ns) })
+	canary, tuning := seed004Workloads(t, ns)
+	s.applyYAML("canary.yaml", canary)
+	s.applyYAML("tuning.yaml", tuning)
+	expectMembers(s, "frontend 8 on aws-prod (cluster1), 2 on azure-staging (cluster2)", ns, "frontend", map[string]int32{"cluster1": 8, "cluster2": 2, "cluster3": -1})
+	expectMembers(s, "checkout duplicated in us-east-1 only (aws-prod, aws-dr)", ns, "checkout", map[string]int32{"cluster1": 4, "cluster2": -1, "cluster3": 4})
+	expectMembers(s, "batch-report on the cost-tier low cluster only", ns, "batch-report", map[string]int32{"cluster1": 3, "cluster2": -1, "cluster3": -1})
+}
+
+// seed004Workloads are seed 004's canary and tuning files in namespace ns,
+// the tuning file with the region-sensitive checkout and the budget-tight
+// batch-report Deployments its policies select.
+func seed004Workloads(t *testing.T, ns string) (canary, tuning string) {
+	t.Helper()
 	inNS := func(file string) string {
 		b, err := os.ReadFile(filepath.Join(seed004, file))
 		if err != nil {
@@ -39,8 +52,7 @@ func TestSeed004PlacesThroughTheDaemons(t *testing.T) {
 		}
 		return strings.ReplaceAll(string(b), "namespace: default", "namespace: "+ns)
 	}
-	s.applyYAML("canary.yaml", inNS("canary-release.yaml"))
-	s.applyYAML("tuning.yaml", inNS("tuning.yaml")+fmt.Sprintf(`
+	return inNS("canary-release.yaml"), inNS("tuning.yaml") + fmt.Sprintf(`
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -61,8 +73,5 @@ spec:
   template:
     metadata: {labels: {app: batch-report}}
     spec: {containers: [{name: c, image: nginx:1.25.3}]}
-`, ns))
-	expectMembers(s, "frontend 8 on aws-prod (cluster1), 2 on azure-staging (cluster2)", ns, "frontend", map[string]int32{"cluster1": 8, "cluster2": 2, "cluster3": -1})
-	expectMembers(s, "checkout duplicated in us-east-1 only (aws-prod, aws-dr)", ns, "checkout", map[string]int32{"cluster1": 4, "cluster2": -1, "cluster3": 4})
-	expectMembers(s, "batch-report on the cost-tier low cluster only", ns, "batch-report", map[string]int32{"cluster1": 3, "cluster2": -1, "cluster3": -1})
+`, ns)
 }

@@ -1,4 +1,4 @@
-# Sandbox member clusters (etcd + kube-apiserver + kcm + kube-scheduler + kwok on
+# Sandbox member clusters and the API-only hub (etcd + kube-apiserver + kcm + kube-scheduler + kwok on
 # 127.0.0.1, no Docker). Included by the top-level Makefile; paths are relative
 # to the repo root. See deploy/sandbox/README.md.
 
@@ -32,3 +32,14 @@ clusters-down:
 ## clusters-status: one line per sandbox cluster
 clusters-status:
 	@CLUSTERS="$(CLUSTERS)" bash $(SANDBOX_SH) status
+
+.PHONY: hub hub-down
+
+## hub: an API-only sandbox cluster named hub (etcd + kube-apiserver: what is applied there is stored, not run) with Flotilla's CRDs installed; kubeconfig in .sandbox/hub.kubeconfig
+hub: sandbox-binaries build
+	bash $(SANDBOX_SH) up-api hub
+	$(BIN) hub install --kubeconfig $(CURDIR)/.sandbox/hub.kubeconfig
+
+## hub-down: stop the hub (data, ports, certs kept)
+hub-down:
+	bash $(SANDBOX_SH) stop hub

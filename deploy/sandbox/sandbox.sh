@@ -4,6 +4,8 @@
 # + kwok (fake nodes). See deploy/sandbox/README.md.
 #
 #   sandbox.sh up [NAME...]     create/start clusters (default: $CLUSTERS or cluster1..3)
+#   sandbox.sh up-api NAME...   create/start API-only clusters (etcd + kube-apiserver: a
+#                               Deployment is stored, never run; Flotilla's hub)
 #   sandbox.sh stop NAME...     stop a member, keeping its data, ports, certs, token
 #   sandbox.sh start NAME...    restart a stopped member
 #   sandbox.sh down             stop every cluster in the state dir
@@ -23,6 +25,7 @@ SANDBOX_NODE_PODS=${SANDBOX_NODE_PODS:-1000}
 SANDBOX_TIMEOUT=${SANDBOX_TIMEOUT:-120}   # seconds per readiness wait
 SERVICE_CIDR=${SANDBOX_SERVICE_CIDR:-10.96.0.0/16}
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+API_COMPONENTS=(etcd kube-apiserver)
 
 log() { echo "sandbox: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -45,6 +48,10 @@ bindir() {
 valid_name() { [[ $1 =~ ^[a-z0-9]([a-z0-9-]{0,40}[a-z0-9])?$ ]] || die "bad cluster name '$1' (lowercase DNS label)"; }
 cdir() { echo "$SANDBOX_DIR/$1"; }
 exists() { [[ -f $(cdir "$1")/ports ]]; }
+# api_only NAME: the cluster was created by up-api (its state dir holds the mark).
+api_only() { [[ -f $(cdir "$1")/api-only ]]; }
+# components NAME: the components cluster NAME runs, in start order.
+components() { if api_only "$1"; then echo "${API_COMPONENTS[@]}"; else echo "${COMPONENTS[@]}"; fi; }
 known_clusters() {
   local f
   for f in "$SANDBOX_DIR"/*/ports; do [[ -f $f ]] && basename "$(dirname "$f")"; done
@@ -232,7 +239,7 @@ wait_until() {
   local deadline=$1 name=$2 comp; shift 2
   until "$@"; do
     ((SECONDS < deadline)) || return 1
-    for comp in "${COMPONENTS[@]}"; do
+    for comp in $(components "$name"); do
       if [[ -f $(cdir "$name")/pids/$comp.pid ]] && ! running_pid "$name" "$comp" >/dev/null; then
         return 1
       fi
@@ -286,7 +293,7 @@ nodes_ready() {
 
 all_alive() {
   local name=$1 comp
-  for comp in "${COMPONENTS[@]}"; do
+  for comp in $(components "$name"); do
     running_pid "$name" "$comp" >/dev/null || { log "$name: $comp is not running; see $(cdir "$name")/logs/$comp.log"; tail -n 5 "$(cdir "$name")/logs/$comp.log" >&2 || true; return 1; }
   done
 }
@@ -296,7 +303,7 @@ start_cluster() {
   deadline=$((SECONDS + SANDBOX_TIMEOUT))
   load "$name"
   local kc=$D/component.kubeconfig comp
-  for comp in "${COMPONENTS[@]}"; do # drop stale pid files of crashed components
+  for comp in $(components "$name"); do # drop stale pid files of crashed components
     running_pid "$name" "$comp" >/dev/null || rm -f "$D/pids/$comp.pid"
   done
   launch "$name" etcd \
@@ -318,6 +325,11 @@ start_cluster() {
   if ! wait_until "$deadline" "$name" apiserver_ready; then
     all_alive "$name" || true
     die "$name: kube-apiserver not ready (logs in $D/logs)"
+  fi
+  if api_only "$name"; then
+    all_alive "$name" || die "$name: not ready (logs in $D/logs)"
+    log "$name: API-only, ready at $URL in $((SECONDS - t0))s (kubeconfig $SANDBOX_DIR/$name.kubeconfig)"
+    return 0
   fi
   launch "$name" kube-controller-manager \
     --kubeconfig="$kc" --authentication-kubeconfig="$kc" --authorization-kubeconfig="$kc" \
@@ -355,9 +367,10 @@ stop_cluster() {
 }
 
 cluster_state() {
-  local n=0 comp
-  for comp in "${COMPONENTS[@]}"; do running_pid "$1" "$comp" >/dev/null && n=$((n + 1)); done
-  if ((n == ${#COMPONENTS[@]})); then echo running; elif ((n == 0)); then echo stopped; else echo "partial($n/${#COMPONENTS[@]})"; fi
+  local n=0 comp all
+  all=($(components "$1"))
+  for comp in "${all[@]}"; do running_pid "$1" "$comp" >/dev/null && n=$((n + 1)); done
+  if ((n == ${#all[@]})); then echo running; elif ((n == 0)); then echo stopped; else echo "partial($n/${#all[@]})"; fi
 }
 
 # Run start_cluster for several clusters in parallel; fail if any fails.
@@ -390,6 +403,19 @@ case $cmd in
     for n in "$@"; do create "$n"; done
     start_many "$@"
     log "up: ${#} cluster(s) ready in $((SECONDS - t0))s"
+    ;;
+  up-api)
+    (($#)) || die "usage: sandbox.sh up-api NAME..."
+    for n in "$@"; do
+      valid_name "$n"
+      if exists "$n" && ! api_only "$n"; then die "$n: exists as a member cluster, not API-only"; fi
+    done
+    bindir; with_lock
+    for n in "$@"; do
+      # The mark before the state: create writes ports (a complete state) last.
+      exists "$n" || { mkdir -p "$(cdir "$n")"; touch "$(cdir "$n")/api-only"; create "$n"; }
+    done
+    start_many "$@"
     ;;
   start)
     (($#)) || die "usage: sandbox.sh start NAME..."
@@ -428,7 +454,7 @@ case $cmd in
     echo "$SANDBOX_DIR/$1.kubeconfig"
     ;;
   help | -h | --help)
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     ;;
-  *) die "unknown command '$cmd' (try: up, stop, start, down, status, purge, kubeconfig)" ;;
+  *) die "unknown command '$cmd' (try: up, up-api, stop, start, down, status, purge, kubeconfig)" ;;
 esac

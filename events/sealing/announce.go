@@ -17,3 +17,14 @@ func Announce(ctx context.Context, pub events.Publisher, k *Key, source string) 
 	}
 	return pub.Publish(ctx, events.SealKeySubject, e)
 }
+
+// Announced is the public key an announcement carries, for sealing to it
+// (the CLI's apply and join, hubd); ok is false for a malformed one.
+func Announced(k events.SealKey) (key *Key, ok bool) {
+	if len(k.PublicKey) != 32 {
+		return nil, false
+	}
+	var pub [32]byte
+	copy(pub[:], k.PublicKey)
+	return &Key{ID: k.KeyID, Public: &pub}, true
+}

@@ -1,0 +1,236 @@
+// Package crds generates and holds the CustomResourceDefinitions that make
+// any kube-apiserver a hub for Flotilla (docs/hub.md): Karmada's policy,
+// cluster and binding kinds, with structural schemas reflected from
+// Flotilla's own Go types, so that what the hub stores is what Flotilla
+// decodes. A test regenerates the YAML files here and fails on any
+// difference (go test ./deploy/crds -update rewrites them).
+//
+// The schemas hold shape, not rules: no enum, no required field, no
+// pattern. Flotilla's validator decides (and warns where it only warns,
+// DESIGN.md decision 10), so the API server never refuses a file that
+// `flotilla apply` takes; a field the types do not know is refused by the
+// API server's strict field validation, as `flotilla apply` refuses it.
+package crds
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/hubd/mirror"
+)
+
+// Files holds the generated CRDs, one YAML file each.
+//
+//go:embed *.yaml
+var Files embed.FS
+
+// column is one additionalPrinterColumn.
+type column struct{ name, typ, path string }
+
+// definition is one CRD to generate.
+type definition struct {
+	group, version, kind, plural, singular string
+	shortNames                             []string
+	namespaced                             bool
+	spec, status                           reflect.Type
+	columns                                []column
+}
+
+var (
+	policyStatus = reflect.TypeOf(mirror.PolicyStatus{})
+	ready        = column{"READY", "string", `.status.conditions[?(@.type=="Ready")].status`}
+)
+
+var definitions = []definition{
+	{"policy.karmada.io", "v1alpha1", "PropagationPolicy", "propagationpolicies", "propagationpolicy", []string{"pp"}, true,
+		reflect.TypeOf(policy.PropagationSpec{}), policyStatus,
+		[]column{{"CONFLICT-RESOLUTION", "string", ".spec.conflictResolution"}, {"PRIORITY", "string", ".spec.priority"},
+			{"ACCEPTED", "string", `.status.conditions[?(@.type=="Accepted")].status`}}},
+	{"policy.karmada.io", "v1alpha1", "ClusterPropagationPolicy", "clusterpropagationpolicies", "clusterpropagationpolicy", []string{"cpp"}, false,
+		reflect.TypeOf(policy.PropagationSpec{}), policyStatus,
+		[]column{{"CONFLICT-RESOLUTION", "string", ".spec.conflictResolution"}, {"PRIORITY", "string", ".spec.priority"},
+			{"ACCEPTED", "string", `.status.conditions[?(@.type=="Accepted")].status`}}},
+	{"policy.karmada.io", "v1alpha1", "OverridePolicy", "overridepolicies", "overridepolicy", []string{"op"}, true,
+		reflect.TypeOf(policy.OverrideSpec{}), policyStatus,
+		[]column{{"ACCEPTED", "string", `.status.conditions[?(@.type=="Accepted")].status`}}},
+	{"policy.karmada.io", "v1alpha1", "ClusterOverridePolicy", "clusteroverridepolicies", "clusteroverridepolicy", []string{"cop"}, false,
+		reflect.TypeOf(policy.OverrideSpec{}), policyStatus,
+		[]column{{"ACCEPTED", "string", `.status.conditions[?(@.type=="Accepted")].status`}}},
+	{"cluster.karmada.io", "v1alpha1", "Cluster", "clusters", "cluster", nil, false,
+		reflect.TypeOf(policy.ClusterSpec{}), reflect.TypeOf(policy.ClusterStatus{}),
+		[]column{{"VERSION", "string", ".status.kubernetesVersion"}, {"MODE", "string", ".spec.syncMode"}, ready}},
+	{"work.karmada.io", "v1alpha2", "ResourceBinding", "resourcebindings", "resourcebinding", []string{"rb"}, true,
+		reflect.TypeOf(mirror.ResourceBindingSpec{}), reflect.TypeOf(mirror.ResourceBindingStatus{}),
+		[]column{{"SCHEDULED", "string", `.status.conditions[?(@.type=="Scheduled")].status`},
+			{"FULLYAPPLIED", "string", `.status.conditions[?(@.type=="FullyApplied")].status`}}},
+	{"work.karmada.io", "v1alpha2", "ClusterResourceBinding", "clusterresourcebindings", "clusterresourcebinding", []string{"crb"}, false,
+		reflect.TypeOf(mirror.ResourceBindingSpec{}), reflect.TypeOf(mirror.ResourceBindingStatus{}),
+		[]column{{"SCHEDULED", "string", `.status.conditions[?(@.type=="Scheduled")].status`},
+			{"FULLYAPPLIED", "string", `.status.conditions[?(@.type=="FullyApplied")].status`}}},
+}
+
+// FileName is the file of a CRD: group_plural.yaml, as controller-gen
+// names them.
+func (d definition) FileName() string { return d.group + "_" + d.plural + ".yaml" }
+
+// CredentialsNamespace is where a Cluster's secretRef Secrets live, as on
+// Karmada's API server: hubd seals the Secrets there that a Cluster names
+// and treats nothing else there as a template.
+const CredentialsNamespace = "karmada-system"
+
+// Generate returns every CRD as YAML, by file name, and the
+// CredentialsNamespace.
+func Generate() (map[string][]byte, error) {
+	ns, err := yaml.Marshal(map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": CredentialsNamespace}})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]byte{"namespace.yaml": append([]byte("# Generated by go test ./deploy/crds -update; do not edit.\n"), ns...)}
+	for _, d := range definitions {
+		b, err := yaml.Marshal(d.crd())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", d.kind, err)
+		}
+		out[d.FileName()] = append([]byte("# Generated by go test ./deploy/crds -update from Flotilla's Go types; do not edit.\n"), b...)
+	}
+	return out, nil
+}
+
+func (d definition) crd() map[string]any {
+	scope := "Cluster"
+	if d.namespaced {
+		scope = "Namespaced"
+	}
+	names := map[string]any{"kind": d.kind, "listKind": d.kind + "List", "plural": d.plural, "singular": d.singular,
+		"categories": []string{"karmada-io"}}
+	if len(d.shortNames) > 0 {
+		names["shortNames"] = d.shortNames
+	}
+	cols := []map[string]any{}
+	for _, c := range d.columns {
+		cols = append(cols, map[string]any{"name": c.name, "type": c.typ, "jsonPath": c.path})
+	}
+	cols = append(cols, map[string]any{"name": "AGE", "type": "date", "jsonPath": ".metadata.creationTimestamp"})
+	root := map[string]any{"type": "object", "properties": map[string]any{
+		"apiVersion": map[string]any{"type": "string"},
+		"kind":       map[string]any{"type": "string"},
+		"metadata":   map[string]any{"type": "object"},
+		"spec":       schemaOf(d.spec, nil),
+		"status":     schemaOf(d.status, nil),
+	}}
+	return map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1",
+		"kind":       "CustomResourceDefinition",
+		"metadata":   map[string]any{"name": d.plural + "." + d.group},
+		"spec": map[string]any{
+			"group": d.group, "names": names, "scope": scope,
+			"versions": []map[string]any{{
+				"name": d.version, "served": true, "storage": true,
+				"schema":                   map[string]any{"openAPIV3Schema": root},
+				"subresources":             map[string]any{"status": map[string]any{}},
+				"additionalPrinterColumns": cols,
+			}},
+		},
+	}
+}
+
+var (
+	quantity = reflect.TypeOf(resource.Quantity{})
+	intOrStr = reflect.TypeOf(intstr.IntOrString{})
+	metaTime = reflect.TypeOf(metav1.Time{})
+	duration = reflect.TypeOf(metav1.Duration{})
+	rawJSON  = reflect.TypeOf(json.RawMessage{})
+)
+
+// schemaOf is the structural schema of t's JSON encoding: every node has a
+// type, objects list their properties, maps their value schema. A value
+// of any shape (an interface, embedded JSON, a recursive type) keeps
+// unknown fields.
+func schemaOf(t reflect.Type, seen []reflect.Type) map[string]any {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t {
+	case quantity, intOrStr:
+		return map[string]any{"x-kubernetes-int-or-string": true}
+	case metaTime:
+		return map[string]any{"type": "string", "format": "date-time"}
+	case duration:
+		return map[string]any{"type": "string"}
+	case rawJSON:
+		return map[string]any{"x-kubernetes-preserve-unknown-fields": true}
+	}
+	for _, s := range seen {
+		if s == t {
+			return map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+		}
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return map[string]any{"x-kubernetes-preserve-unknown-fields": true}
+	case reflect.String:
+		return map[string]any{"type": "string"}
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}
+	case reflect.Int8, reflect.Int16, reflect.Int32, reflect.Uint8, reflect.Uint16:
+		return map[string]any{"type": "integer", "format": "int32"}
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint32, reflect.Uint64:
+		return map[string]any{"type": "integer", "format": "int64"}
+	case reflect.Float32, reflect.Float64:
+		return map[string]any{"type": "number"}
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return map[string]any{"type": "string", "format": "byte"}
+		}
+		return map[string]any{"type": "array", "items": schemaOf(t.Elem(), seen)}
+	case reflect.Map:
+		v := schemaOf(t.Elem(), seen)
+		if v["type"] == nil && v["x-kubernetes-int-or-string"] == nil {
+			// A map of anything: additionalProperties may not keep unknown
+			// fields in a structural schema, the map itself does.
+			return map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+		}
+		return map[string]any{"type": "object", "additionalProperties": v}
+	case reflect.Struct:
+		props := map[string]any{}
+		addFields(t, append(seen, t), props)
+		return map[string]any{"type": "object", "properties": props}
+	}
+	return map[string]any{"x-kubernetes-preserve-unknown-fields": true}
+}
+
+// addFields adds the JSON fields of struct t to props, inlining embedded
+// structs as encoding/json does.
+func addFields(t reflect.Type, seen []reflect.Type, props map[string]any) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		name, opts, _ := strings.Cut(tag, ",")
+		if name == "-" || (!f.IsExported() && !f.Anonymous) {
+			continue
+		}
+		if f.Anonymous && (name == "" || strings.Contains(opts, "inline")) {
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				addFields(ft, seen, props)
+				continue
+			}
+		}
+		if name == "" {
+			name = f.Name
+		}
+		props[name] = schemaOf(f.Type, seen)
+	}
+}

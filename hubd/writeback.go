@@ -1,0 +1,354 @@
+package hubd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/hubd/mirror"
+	"github.com/flotilla-io/flotilla/readmodel"
+)
+
+var (
+	rbGVR      = schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}
+	crbGVR     = schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "clusterresourcebindings"}
+	clusterGVR = schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}
+	eventGVR   = schema.GroupVersionResource{Version: "v1", Resource: "events"}
+	secretGVR  = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+)
+
+// writeBackLoop writes the bus's state back to the hub every Interval
+// until ctx is done; a failed round is logged and the next one tries again.
+func (d *Daemon) writeBackLoop(ctx context.Context) {
+	written := map[string]string{}
+	t := time.NewTicker(d.cfg.Interval)
+	defer t.Stop()
+	for {
+		if err := d.writeBack(ctx, written); err != nil && ctx.Err() == nil {
+			d.log.Warn("write-back round failed", zap.Error(err))
+			d.metrics.writeBacks.WithLabelValues("failed").Inc()
+		} else {
+			d.metrics.writeBacks.WithLabelValues("ok").Inc()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// writeBack is one round: it reads the fleet as `flotilla get` does and
+// writes what changed since the last round (written: what each hub object
+// was last given, times left out).
+func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error {
+	read := latestReader(d.bus)
+	f, err := readmodel.ReadFleet(ctx, read)
+	if err != nil {
+		return err
+	}
+	rejected, err := read(ctx, events.StreamPolicy, events.AllRejected)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.published = f.Published
+	d.mu.Unlock()
+	now := metav1.NewTime(time.Now().UTC().Truncate(time.Second))
+	index := f.TemplateIndex()
+	bindings := map[string]bool{}
+	var errs []string
+	note := func(err error) {
+		// A namespace being deleted takes no new binding or event: its
+		// templates go with it.
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			errs = append(errs, err.Error())
+		}
+	}
+	// A policyd rejection counts while it is newer than the accepted
+	// record; a refusal of hubd's own validator while the hub holds the
+	// refused content.
+	refusals := map[events.ObjectKey]refusal{}
+	for _, m := range rejected {
+		var r events.Rejection
+		if m.Err == nil && events.Decode(m.Event, &r) == nil && f.Published.Records[r.Key].UpdatedAt.Before(m.Time) {
+			refusals[r.Key] = refusal{problems: r.Problems, id: fmt.Sprint(m.Sequence), at: m.Time}
+		}
+	}
+	d.mu.Lock()
+	for k, r := range d.refused {
+		refusals[k] = r
+	}
+	d.mu.Unlock()
+	hubClusters := map[string]bool{}
+	for gvr, inf := range d.informers {
+		for _, raw := range inf.GetStore().List() {
+			u, ok := raw.(*unstructured.Unstructured)
+			if !ok {
+				continue
+			}
+			if gvr == clusterGVR {
+				hubClusters[u.GetName()] = true
+			}
+			out, skip := mirror.Input(u.Object, d.watched, nil)
+			if skip != "" {
+				continue
+			}
+			k := mirror.Key(out)
+			r, isRefused := refusals[k]
+			if isRefused {
+				note(d.warn(ctx, u, r, written))
+			}
+			if gvr.Group == "policy.karmada.io" {
+				if !isRefused && f.Published.Records[k].Role == "" {
+					continue // not answered yet
+				}
+				var problems []events.FieldError
+				if isRefused {
+					problems = r.problems
+				}
+				conds := d.keepTransitions("policy/"+k.String(), mirror.PolicyConditions(problems, now))
+				note(d.applyStatus(ctx, gvr, u, map[string]any{"conditions": conds}, written))
+				continue
+			}
+			if gvr == clusterGVR {
+				continue
+			}
+			t, placed := index[k]
+			if !placed || t.Placement.Generation == 0 {
+				continue
+			}
+			if st, ok := mirror.TemplateStatus(u.GetKind(), t, u.GetGeneration(), f.Published.Unchanged(k, out)); ok {
+				note(d.applyStatus(ctx, gvr, u, st, written))
+			}
+			rb := mirror.Binding(t, mirror.ObjectReference{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(),
+				Name: u.GetName(), UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}, now)
+			bindings[rb.Namespace+"/"+rb.Name] = true
+			rb.Status.Conditions = d.keepTransitions("binding/"+rb.Namespace+"/"+rb.Name, rb.Status.Conditions)
+			note(d.applyBinding(ctx, rb, written))
+		}
+	}
+	for _, c := range f.Clusters {
+		note(d.applyCluster(ctx, c, hubClusters[c.Registration.Name], now, written))
+	}
+	note(d.collect(ctx, f.Clusters, bindings, written))
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// keepTransitions keeps the transition times of the conditions last
+// written under key (mirror.KeepTransitions) and remembers these.
+func (d *Daemon) keepTransitions(key string, next []metav1.Condition) []metav1.Condition {
+	out := mirror.KeepTransitions(d.conditions[key], next)
+	d.conditions[key] = out
+	return out
+}
+
+// changed records want under key in written and reports whether it
+// differs from what was written last; times are left out of the
+// comparison, so a round that changes nothing writes nothing.
+func changed(written map[string]string, key string, want any) bool {
+	b, _ := json.Marshal(want)
+	s := string(b)
+	for _, f := range []string{"lastTransitionTime", "resourceVersion"} {
+		s = stripField(s, f)
+	}
+	if written[key] == s {
+		return false
+	}
+	written[key] = s
+	return true
+}
+
+// stripField blanks every "field":"value" of a JSON text.
+func stripField(s, field string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(s, `"`+field+`":"`)
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		b.WriteString(s[:i])
+		rest := s[i+len(field)+4:]
+		j := strings.Index(rest, `"`)
+		if j < 0 {
+			return b.String()
+		}
+		s = rest[j+1:]
+	}
+}
+
+// apply server-side-applies obj (the status subresource when status).
+func (d *Daemon) apply(ctx context.Context, gvr schema.GroupVersionResource, namespace, name string, obj any, status bool) error {
+	body, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	var sub []string
+	if status {
+		sub = []string{"status"}
+	}
+	force := true
+	_, err = d.client.Resource(gvr).Namespace(namespace).Patch(ctx, name, types.ApplyPatchType, body,
+		metav1.PatchOptions{FieldManager: mirror.FieldManager, Force: &force}, sub...)
+	return err
+}
+
+// applyStatus writes status on the hub object u, when it changed.
+func (d *Daemon) applyStatus(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, status any, written map[string]string) error {
+	key := "status/" + gvr.String() + "/" + u.GetNamespace() + "/" + u.GetName()
+	if !changed(written, key, status) {
+		return nil
+	}
+	obj := map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(),
+		"metadata": map[string]any{"name": u.GetName(), "namespace": u.GetNamespace()}, "status": status}
+	if err := d.apply(ctx, gvr, u.GetNamespace(), u.GetName(), obj, true); err != nil {
+		delete(written, key)
+		return fmt.Errorf("status of %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return nil
+}
+
+// applyBinding writes a ResourceBinding (ClusterResourceBinding) and its
+// status, when they changed.
+func (d *Daemon) applyBinding(ctx context.Context, rb mirror.ResourceBinding, written map[string]string) error {
+	gvr := rbGVR
+	if rb.Namespace == "" {
+		gvr = crbGVR
+	}
+	key := "binding/" + rb.Namespace + "/" + rb.Name
+	if !changed(written, key, rb) {
+		return nil
+	}
+	spec := rb
+	spec.Status = mirror.ResourceBindingStatus{}
+	if err := d.apply(ctx, gvr, rb.Namespace, rb.Name, spec, false); err != nil {
+		delete(written, key)
+		return fmt.Errorf("%s %s/%s: %w", rb.Kind, rb.Namespace, rb.Name, err)
+	}
+	st := map[string]any{"apiVersion": rb.APIVersion, "kind": rb.Kind, "metadata": map[string]any{"name": rb.Name, "namespace": rb.Namespace}, "status": rb.Status}
+	if err := d.apply(ctx, gvr, rb.Namespace, rb.Name, st, true); err != nil {
+		delete(written, key)
+		return fmt.Errorf("status of %s %s/%s: %w", rb.Kind, rb.Namespace, rb.Name, err)
+	}
+	return nil
+}
+
+// applyCluster writes a member's Cluster (when the hub has none: it was
+// joined with flotilla join) and its status.
+func (d *Daemon) applyCluster(ctx context.Context, c readmodel.Cluster, onHub bool, now metav1.Time, written map[string]string) error {
+	name := c.Registration.Name
+	if !onHub {
+		obj := mirror.ClusterObject(c)
+		if changed(written, "cluster/"+name, obj) {
+			if err := d.apply(ctx, clusterGVR, "", name, obj, false); err != nil {
+				delete(written, "cluster/"+name)
+				return fmt.Errorf("Cluster %s: %w", name, err)
+			}
+		}
+	}
+	st := mirror.ClusterStatus(c, now)
+	st.Conditions = d.keepTransitions("cluster/"+name, st.Conditions)
+	key := "status/cluster/" + name
+	if !changed(written, key, st) {
+		return nil
+	}
+	obj := map[string]any{"apiVersion": policy.ClusterAPIVersion, "kind": policy.KindCluster, "metadata": map[string]any{"name": name}, "status": st}
+	if err := d.apply(ctx, clusterGVR, "", name, obj, true); err != nil {
+		delete(written, key)
+		return fmt.Errorf("status of Cluster %s: %w", name, err)
+	}
+	return nil
+}
+
+// collect deletes what hubd wrote and no longer stands: bindings of
+// templates no longer placed, Clusters of members no longer registered.
+func (d *Daemon) collect(ctx context.Context, clusters []readmodel.Cluster, bindings map[string]bool, written map[string]string) error {
+	sel := metav1.ListOptions{LabelSelector: mirror.ManagedByLabel + "=" + mirror.ManagedByHubd}
+	for _, gvr := range []schema.GroupVersionResource{rbGVR, crbGVR} {
+		l, err := d.client.Resource(gvr).Namespace("").List(ctx, sel)
+		if err != nil {
+			return err
+		}
+		for _, u := range l.Items {
+			if bindings[u.GetNamespace()+"/"+u.GetName()] {
+				continue
+			}
+			delete(written, "binding/"+u.GetNamespace()+"/"+u.GetName())
+			if err := d.client.Resource(gvr).Namespace(u.GetNamespace()).Delete(ctx, u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+		}
+	}
+	members := map[string]bool{}
+	for _, c := range clusters {
+		members[c.Registration.Name] = true
+	}
+	l, err := d.client.Resource(clusterGVR).List(ctx, sel)
+	if err != nil {
+		return err
+	}
+	for _, u := range l.Items {
+		if members[u.GetName()] {
+			continue
+		}
+		delete(written, "cluster/"+u.GetName())
+		delete(written, "status/cluster/"+u.GetName())
+		if err := d.client.Resource(clusterGVR).Delete(ctx, u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// refusal is why an object on the hub is not accepted: policyd's
+// rejection or hubd's own validator's, with an id naming it once.
+type refusal struct {
+	problems []events.FieldError
+	id       string
+	at       time.Time
+}
+
+// warn records the refusal r of the hub object u as a Warning Event on
+// it, once per refusal (the event's name carries r's id).
+func (d *Daemon) warn(ctx context.Context, u *unstructured.Unstructured, r refusal, written map[string]string) error {
+	ns := u.GetNamespace()
+	if ns == "" {
+		ns = "default"
+	}
+	name := fmt.Sprintf("%s.flotilla-%s", u.GetName(), r.id)
+	if written["event/"+ns+"/"+name] != "" {
+		return nil
+	}
+	at := r.at.UTC().Format(time.RFC3339)
+	ev := map[string]any{
+		"apiVersion": "v1", "kind": "Event",
+		"metadata": map[string]any{"name": name, "namespace": ns, "labels": map[string]any{mirror.ManagedByLabel: mirror.ManagedByHubd}},
+		"involvedObject": map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(), "name": u.GetName(),
+			"namespace": u.GetNamespace(), "uid": string(u.GetUID())},
+		"type": "Warning", "reason": mirror.ReasonValidationRejected, "message": "not accepted: " + mirror.Problems(r.problems),
+		"source": map[string]any{"component": mirror.FieldManager}, "firstTimestamp": at, "lastTimestamp": at, "count": int64(1),
+		"reportingComponent": mirror.FieldManager, "reportingInstance": d.Source(),
+	}
+	_, err := d.client.Resource(eventGVR).Namespace(ns).Create(ctx, &unstructured.Unstructured{Object: ev}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("event on %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
+	written["event/"+ns+"/"+name] = "1"
+	return nil
+}
