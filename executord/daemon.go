@@ -3,6 +3,7 @@ package executord
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -225,12 +226,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 func (d *Daemon) clusters() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]string, 0, len(d.workers))
-	for name := range d.workers {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(d.workers))
 }
 
 // workersReady fails while any served cluster's consumer is not pulling

@@ -17,44 +17,17 @@ import (
 )
 
 // runPushInstance runs push-mode executord instance name on a connection
-// of its own to url, until the test ends; kill closes that connection, as
-// a process killed with SIGKILL leaves its leases to expire.
+// of its own to url; kill closes it (eventstest.Instance).
 func runPushInstance(t *testing.T, url string, cfg Config, name string) (kill func()) {
 	t.Helper()
-	bus := eventstest.Connect(t, url)
 	cfg.Instance, cfg.Lease = name, time.Second
-	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = d.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("instance %s did not stop within 10s", name)
+	return eventstest.Instance(t, url, func(bus *natsbus.Bus) func(context.Context) error {
+		d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
+		if err != nil {
+			t.Fatal(err)
 		}
+		return d.Run
 	})
-	return bus.Close
-}
-
-// clusterOwners are executord's cluster leases: cluster -> instance.
-func clusterOwners(t *testing.T, bus *natsbus.Bus) map[string]string {
-	t.Helper()
-	_, leases, _, err := bus.Instances(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, l := range leases {
-		if l.Daemon == "executord" {
-			out[l.Work] = l.Instance
-		}
-	}
-	return out
 }
 
 // statusSources are the instances that published web's work statuses in
@@ -88,12 +61,12 @@ func TestTwoPushExecutordsServeEachClusterFromItsOwnerAndTheStandbyTakesOverAKil
 	}
 	kill := map[string]func(){"a": runPushInstance(t, url, cfg, "a")}
 	waitFor(t, "a to own both clusters", func() bool {
-		return cmp.Equal(map[string]string{"member1": "a", "member2": "a"}, clusterOwners(t, bus))
+		return cmp.Equal(map[string]string{"member1": "a", "member2": "a"}, eventstest.Leases(t, bus, "executord"))
 	})
 	kill["b"] = runPushInstance(t, url, cfg, "b")
 	var owners map[string]string
 	waitFor(t, "a and b to own one cluster each", func() bool {
-		owners = clusterOwners(t, bus)
+		owners = eventstest.Leases(t, bus, "executord")
 		return len(owners) == 2 && owners["member1"] != owners["member2"]
 	})
 
@@ -111,7 +84,7 @@ func TestTwoPushExecutordsServeEachClusterFromItsOwnerAndTheStandbyTakesOverAKil
 	dead, survivor := owners["member2"], owners["member1"]
 	kill[dead]()
 	waitFor(t, survivor+" to own both clusters", func() bool {
-		return cmp.Equal(map[string]string{"member1": survivor, "member2": survivor}, clusterOwners(t, bus))
+		return cmp.Equal(map[string]string{"member1": survivor, "member2": survivor}, eventstest.Leases(t, bus, "executord"))
 	})
 	publishPlacement(t, bus, placement(2, time.Second, on("member1", 1), on("member2", 1)))
 	waitFor(t, "revision 2 reported in member2 by "+survivor, func() bool {

@@ -3,6 +3,7 @@ package healthd
 import (
 	"context"
 	"crypto/x509"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -161,12 +162,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 func (d *Daemon) clusters() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	out := make([]string, 0, len(d.probers))
-	for name := range d.probers {
-		out = append(out, name)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(d.probers))
 }
 
 func (d *Daemon) now() time.Time { return d.deps.Clock.Now() }

@@ -19,44 +19,17 @@ import (
 )
 
 // runInstance runs healthd instance name on a connection of its own to
-// url until the test ends; kill closes the connection, as SIGKILL leaves
-// the instance's leases to expire.
+// url; kill closes it (eventstest.Instance).
 func runInstance(t *testing.T, url string, cfg Config, name string) (kill func()) {
 	t.Helper()
-	bus := eventstest.Connect(t, url)
 	cfg.Instance, cfg.Lease = name, time.Second
-	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = d.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("instance %s did not stop within 10s", name)
+	return eventstest.Instance(t, url, func(bus *natsbus.Bus) func(context.Context) error {
+		d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
+		if err != nil {
+			t.Fatal(err)
 		}
+		return d.Run
 	})
-	return bus.Close
-}
-
-// owners are healthd's cluster leases: cluster -> instance.
-func owners(t *testing.T, bus *natsbus.Bus) map[string]string {
-	t.Helper()
-	_, leases, _, err := bus.Instances(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, l := range leases {
-		if l.Daemon == "healthd" {
-			out[l.Work] = l.Instance
-		}
-	}
-	return out
 }
 
 // transitions are cluster's health transitions seen after from: "instance state".
@@ -113,12 +86,12 @@ func TestTwoHealthdInstancesProbeEachMemberFromItsOwnerAndTheOtherCarriesOnAKill
 
 	kill := map[string]func(){"a": runInstance(t, url, cfg, "a")}
 	waitUntil(t, "a to own both members", func() bool {
-		return cmp.Equal(map[string]string{"member1": "a", "member2": "a"}, owners(t, bus))
+		return cmp.Equal(map[string]string{"member1": "a", "member2": "a"}, eventstest.Leases(t, bus, "healthd"))
 	})
 	kill["b"] = runInstance(t, url, cfg, "b")
 	var own map[string]string
 	waitUntil(t, "a and b to own one member each", func() bool {
-		own = owners(t, bus)
+		own = eventstest.Leases(t, bus, "healthd")
 		return len(own) == 2 && own["member1"] != own["member2"]
 	})
 	owner := own["member2"]
@@ -135,7 +108,7 @@ func TestTwoHealthdInstancesProbeEachMemberFromItsOwnerAndTheOtherCarriesOnAKill
 
 	kill[owner]()
 	waitUntil(t, other+" to own both members", func() bool {
-		return cmp.Equal(map[string]string{"member1": other, "member2": other}, owners(t, bus))
+		return cmp.Equal(map[string]string{"member1": other, "member2": other}, eventstest.Leases(t, bus, "healthd"))
 	})
 	time.Sleep(300 * time.Millisecond) // probes of the failing member, after the takeover
 	ms["member2"].failing.Store(false)
