@@ -50,16 +50,23 @@ func (g *Gate) wake() <-chan struct{} {
 	return g.moved
 }
 
+// RetryAfter is how long Serve waits before calling run again when it
+// returned by itself while the cluster is still owned: an owner whose
+// worker failed would otherwise hold the cluster, renewing its lease,
+// while nobody serves it.
+const RetryAfter = time.Second
+
 // Serve calls run each time cluster becomes owned, with a context that is
-// cancelled as soon as it is not owned any more, and returns when ctx is
-// done (after run has returned). A nil Gate calls run once with ctx.
+// cancelled as soon as it is not owned any more, and again RetryAfter
+// after it returned by itself; it returns when ctx is done (after run has
+// returned). A nil Gate calls run once with ctx.
 func (g *Gate) Serve(ctx context.Context, cluster string, run func(context.Context)) {
 	if g == nil {
 		run(ctx)
 		return
 	}
 	for {
-		if !g.await(ctx, cluster, true) {
+		if !g.await(ctx, cluster, true, nil) {
 			return
 		}
 		owned, stop := context.WithCancel(ctx)
@@ -68,14 +75,21 @@ func (g *Gate) Serve(ctx context.Context, cluster string, run func(context.Conte
 			defer close(done)
 			run(owned)
 		}()
-		g.await(ctx, cluster, false)
+		g.await(ctx, cluster, false, done)
 		stop()
 		<-done
+		if ctx.Err() == nil && g.owns(cluster) {
+			select {
+			case <-ctx.Done():
+			case <-time.After(RetryAfter):
+			}
+		}
 	}
 }
 
-// await waits until g.Owns(cluster) is want; false when ctx ended first.
-func (g *Gate) await(ctx context.Context, cluster string, want bool) bool {
+// await waits until g.Owns(cluster) is want, or done is closed; false
+// when ctx ended first.
+func (g *Gate) await(ctx context.Context, cluster string, want bool, done <-chan struct{}) bool {
 	t := time.NewTicker(g.poll)
 	defer t.Stop()
 	for {
@@ -89,6 +103,8 @@ func (g *Gate) await(ctx context.Context, cluster string, want bool) bool {
 		select {
 		case <-ctx.Done():
 			return false
+		case <-done:
+			return true
 		case <-moved:
 		case <-t.C:
 		}

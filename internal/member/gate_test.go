@@ -83,3 +83,33 @@ func TestAGateServesAClusterOnlyWhileItIsOwned(t *testing.T) {
 		})
 	}
 }
+
+// A worker that ends by itself while its cluster is still owned is run
+// again RetryAfter later: its instance holds the lease, so nobody else
+// would serve the cluster.
+func TestAGateRunsAgainAWorkerThatEndedWhileItsClusterIsOwned(t *testing.T) {
+	g := NewGate(func(string) bool { return true }, time.Hour)
+	var terms atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g.Serve(ctx, "c1", func(ctx context.Context) {
+			if terms.Add(1) > 1 {
+				<-ctx.Done()
+			}
+		})
+	}()
+	start := time.Now()
+	for terms.Load() < 2 && time.Since(start) < 5*time.Second {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if got := terms.Load(); got != 2 {
+		t.Fatalf("run called %d times, want 2: again after it ended by itself", got)
+	}
+	if took := time.Since(start); took < RetryAfter {
+		t.Errorf("run again after %s, want at least %s", took, RetryAfter)
+	}
+}
