@@ -440,8 +440,10 @@ type WorkStatus struct {
 	// templates whose policy has such rules.
 	PreservedState map[string]string `json:"preservedState,omitempty"`
 	// Status is the member object's status as reflected for aggregation
-	// (Karmada's manifestStatuses[].status): only for templates whose
-	// kind has a statusReflection or statusAggregation script.
+	// (Karmada's manifestStatuses[].status): for templates whose kind has
+	// a statusReflection or statusAggregation script, and for the kinds
+	// whose status Karmada's default interpreter aggregates from more than
+	// replica counts (batch Job, Service, Pod; executord.Reflect).
 	Status    map[string]any `json:"status,omitempty"`
 	CreatedAt time.Time      `json:"createdAt"`
 	UpdatedAt time.Time      `json:"updatedAt"`

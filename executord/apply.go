@@ -299,9 +299,9 @@ func refused(last, status events.WorkStatus) bool {
 }
 
 // publishObserved publishes status with what the member object says: phase,
-// replicas, health and the values of the template's statePreservation
-// rules (none without rules), overlaid with what interp's scripts say
-// (observeInterpreted). UnhealthySince carries on from the last
+// replicas, health, the status reflected for aggregation (Reflect) and the
+// values of the template's statePreservation rules (none without rules),
+// overlaid with what interp's scripts say (observeInterpreted). UnhealthySince carries on from the last
 // status of the key (see unhealthySince).
 func (w *worker) publishObserved(ctx context.Context, cause events.Event, status events.WorkStatus, obj *unstructured.Unstructured, rules []policy.StatePreservationRule, interp *policy.Interpretation) error {
 	h := Interpret(obj)
@@ -313,6 +313,7 @@ func (w *worker) publishObserved(ctx context.Context, cause events.Event, status
 		status.Replicas = h.Replicas
 	}
 	status.Health, status.AvailableReplicas, status.UnavailableReplicas = h.Verdict, h.AvailableReplicas, h.UnavailableReplicas
+	status.Status = Reflect(obj)
 	observeInterpreted(interp, obj, &status)
 	status.UnhealthySince = unhealthySince(w.work[status.Key], status.Health, w.d.now())
 	var bad []*RuleError

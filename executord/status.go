@@ -163,6 +163,42 @@ func verdict(obj *unstructured.Unstructured) (v string, desired, available int32
 	return events.WorkHealthUnknown, 0, 0
 }
 
+// Reflect is the member object's status as Karmada's native status
+// reflection hands it to aggregation (work manifestStatuses[].status), for
+// the kinds whose hub status is aggregated from more than replica counts:
+// a batch Job's active, succeeded and failed counts, conditions, startTime
+// and completionTime; a Service's loadBalancer; a Pod's whole status (Karmada
+// has no Pod handler, so it reflects everything). nil for other kinds and
+// for an object without status, as Karmada reflects nothing then.
+func Reflect(obj *unstructured.Unstructured) map[string]any {
+	st, _, _ := unstructured.NestedMap(obj.Object, "status")
+	if len(st) == 0 {
+		return nil
+	}
+	keep := func(fields ...string) map[string]any {
+		out := map[string]any{}
+		for _, f := range fields {
+			if v, ok := st[f]; ok {
+				out[f] = v
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	gvk := obj.GroupVersionKind()
+	switch gvk.Group + "/" + gvk.Kind {
+	case "batch/Job":
+		return keep("active", "succeeded", "failed", "conditions", "startTime", "completionTime")
+	case "/Service":
+		return keep("loadBalancer")
+	case "/Pod":
+		return st
+	}
+	return nil
+}
+
 // specReplicas is spec.replicas, 1 when absent (the API server's default).
 func specReplicas(obj *unstructured.Unstructured) int32 {
 	if v, ok, _ := unstructured.NestedInt64(obj.Object, "spec", "replicas"); ok {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -195,6 +196,41 @@ func TestUnhealthySince(t *testing.T) {
 			got := unhealthySince(c.prev, c.verdict, now)
 			if (got == nil) != (c.want == nil) || (got != nil && !got.Equal(*c.want)) {
 				t.Fatalf("want %v, got %v", c.want, got)
+			}
+		})
+	}
+}
+
+func TestReflectHandsAggregationWhatKarmadasNativeReflectionDoes(t *testing.T) {
+	cond := []any{map[string]any{"type": "Complete", "status": "True"}}
+	ingress := map[string]any{"ingress": []any{map[string]any{"ip": "10.0.0.7"}}}
+	pod := map[string]any{"phase": "Running", "podIP": "10.244.0.9", "containerStatuses": []any{map[string]any{"name": "app", "ready": true}}}
+	cases := []struct {
+		name string
+		obj  *unstructured.Unstructured
+		want map[string]any
+	}{
+		{"a Job: its counts, conditions and times, not its other fields", obj("Job", 1, nil, map[string]any{
+			"active": int64(0), "succeeded": int64(2), "failed": int64(1), "conditions": cond, "ready": int64(0),
+			"startTime": "2026-12-01T20:00:00Z", "completionTime": "2026-12-01T20:01:00Z", "uncountedTerminatedPods": map[string]any{}}),
+			map[string]any{"active": int64(0), "succeeded": int64(2), "failed": int64(1), "conditions": cond,
+				"startTime": "2026-12-01T20:00:00Z", "completionTime": "2026-12-01T20:01:00Z"}},
+		{"a Service: its load balancer only", obj("Service", 1, map[string]any{"type": "LoadBalancer"},
+			map[string]any{"loadBalancer": ingress, "conditions": []any{}}), map[string]any{"loadBalancer": ingress}},
+		{"a Pod: its whole status", obj("Pod", 1, nil, pod), pod},
+		{"a Job without status: nothing", obj("Job", 1, nil, nil), nil},
+		{"a Deployment: nothing (its counts travel in the work status's own fields)",
+			obj("Deployment", 1, nil, map[string]any{"readyReplicas": int64(2)}), nil},
+		{"a Job of another group: nothing", func() *unstructured.Unstructured {
+			u := obj("Job", 1, nil, map[string]any{"succeeded": int64(1)})
+			u.SetAPIVersion("example.com/v1")
+			return u
+		}(), nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if diff := cmp.Diff(c.want, Reflect(c.obj)); diff != "" {
+				t.Errorf("Reflect (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -130,7 +130,7 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 			if !placed || t.Placement.Generation == 0 {
 				continue
 			}
-			if st, ok := mirror.TemplateStatus(u.GetKind(), t, u.GetGeneration(), f.Published.Unchanged(k, out)); ok {
+			if st, ok := mirror.TemplateStatus(u.Object, t, f.Published.Unchanged(k, out)); ok {
 				note(d.applyStatus(ctx, gvr, u, st, written))
 			}
 			rb := mirror.Binding(t, mirror.ObjectReference{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(),

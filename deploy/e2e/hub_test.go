@@ -40,6 +40,18 @@ func newHub(s *system) *hub {
 	return h
 }
 
+// startWithHub starts the daemons with the sandbox members joined and
+// hubd mirroring the hub (write-back every second).
+func startWithHub(t *testing.T) (*system, *hub) {
+	s := newSystem(t)
+	h := newHub(s)
+	s.startAll()
+	s.joinAll()
+	s.start("hubd", "--hub-kubeconfig", h.kubeconfig, "--hub-interval", "1s")
+	s.waitDaemonsReady("hubd")
+	return s, h
+}
+
 // kubectl runs kubectl against the hub; it returns stdout, stderr and the exit code.
 func (h *hub) kubectl(args ...string) (string, string, int) {
 	cmd := exec.Command("kubectl", append([]string{"--kubeconfig", h.kubeconfig}, args...)...)
@@ -219,6 +231,70 @@ func (s *system) expectGone(name string) {
 				return nil
 			}
 			return fmt.Errorf("deployment: %v, service: %v", errD, errS)
+		})
+	}
+}
+
+// TestHubAggregatesJobAndPodStatus: a Job and a Pod applied to the hub and
+// duplicated on cluster1 and cluster2, where the members' job controllers
+// and kwok run and complete them; the hub's Job shows both members'
+// succeeded pods summed and Complete, its Pod the members' phase, as
+// Karmada's default interpreter aggregates them.
+func TestHubAggregatesJobAndPodStatus(t *testing.T) {
+	s, h := startWithHub(t)
+	name := "flotilla-hub-" + uniqueNS("agg")
+	file := s.write("job.yaml", fmt.Sprintf(`apiVersion: batch/v1
+kind: Job
+metadata: {name: %[1]s, namespace: default}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: work, image: busybox:1.36, command: ["true"]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: %[1]s, namespace: default}
+spec:
+  containers: [{name: app, image: nginx:1.25.3}]
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: %[1]s, namespace: default}
+spec:
+  resourceSelectors:
+  - {apiVersion: batch/v1, kind: Job, name: %[1]s}
+  - {apiVersion: v1, kind: Pod, name: %[1]s}
+  placement: {clusterAffinity: {clusterNames: [cluster1, cluster2]}}
+`, name))
+	t.Cleanup(func() {
+		h.kubectl("delete", "-f", file, "--ignore-not-found", "--wait=false")
+		background := metav1.DeletePropagationBackground
+		for _, m := range []string{"cluster1", "cluster2"} {
+			cs := s.member(m)
+			_ = cs.BatchV1().Jobs("default").Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: &background})
+			_ = cs.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{})
+		}
+	})
+	h.mustKubectl("apply", "-f", file)
+	h.until(90*time.Second, `^2 True$`, "get", "job", name, "-n", "default",
+		"-o", `jsonpath={.status.succeeded} {.status.conditions[?(@.type=="Complete")].status}`)
+	if out := h.mustKubectl("get", "job", name, "-n", "default", "-o", "jsonpath={.status.startTime} {.status.completionTime}"); !regexp.MustCompile(`^\S+Z \S+Z$`).MatchString(out) {
+		t.Errorf("the hub's Job lacks the members' startTime and completionTime: %q", out)
+	}
+	h.until(60*time.Second, `^Running true true$`, "get", "pod", name, "-n", "default",
+		"-o", `jsonpath={.status.phase} {.status.containerStatuses[0].ready} {.status.containerStatuses[1].ready}`)
+	h.mustKubectl("delete", "-f", file)
+	for _, m := range []string{"cluster1", "cluster2"} {
+		cs := s.member(m)
+		eventually(t, 60*time.Second, name+" gone from "+m, func() error {
+			_, errJ := cs.BatchV1().Jobs("default").Get(context.Background(), name, metav1.GetOptions{})
+			_, errP := cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+			if apierrors.IsNotFound(errJ) && apierrors.IsNotFound(errP) {
+				return nil
+			}
+			return fmt.Errorf("job: %v, pod: %v", errJ, errP)
 		})
 	}
 }

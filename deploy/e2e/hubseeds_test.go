@@ -101,13 +101,8 @@ func TestHubSeed002RegistersAClusterAndPlacesNginxGlobal(t *testing.T) {
 // reach cluster1; the hub shows a ClusterResourceBinding for it; deleting
 // it on the hub removes it from cluster1.
 func TestHubPlacesAClusterScopedTemplate(t *testing.T) {
-	s := newSystem(t)
-	h := newHub(s)
+	s, h := startWithHub(t)
 	role := "flotilla-hub-" + uniqueNS("e2e")
-	s.startAll()
-	s.joinAll()
-	s.start("hubd", "--hub-kubeconfig", h.kubeconfig, "--hub-interval", "1s")
-	s.waitDaemonsReady("hubd")
 	file := s.write("clusterrole.yaml", fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata: {name: %[1]s}

@@ -361,16 +361,16 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	defer in.mu.Unlock()
 	round := time.Now()
 	before := in.active()
+	if !round.Before(in.validUntil) { // Owns said no meanwhile: held items count as gained again
+		before = map[string]bool{}
+	}
 	ok := true
 	for w, rev := range in.owned {
-		nrev, err := in.leases.Update(ctx, in.leaseKey(w), []byte(in.opts.Instance), rev)
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			nrev, err = in.leases.Create(ctx, in.leaseKey(w), []byte(in.opts.Instance))
-		}
+		nrev, err := in.write(ctx, in.leases, in.leaseKey(w), []byte(in.opts.Instance), rev, in.holdsName)
 		switch {
 		case err == nil:
 			in.owned[w] = nrev
-		case errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists):
+		case conflict(err):
 			delete(in.owned, w) // expired and taken by another
 		default:
 			ok = false
@@ -430,7 +430,7 @@ func (in *Instance) share(ctx context.Context, work []string) {
 		if _, has := in.owned[w]; has {
 			continue
 		}
-		if rev, err := in.leases.Create(ctx, in.leaseKey(w), []byte(in.opts.Instance)); err == nil {
+		if rev, err := in.write(ctx, in.leases, in.leaseKey(w), []byte(in.opts.Instance), 0, in.holdsName); err == nil {
 			in.owned[w] = rev
 			if len(live) > 1 {
 				// Released a moment ago by another instance, maybe still
@@ -495,22 +495,16 @@ func (in *Instance) live(ctx context.Context) ([]string, error) {
 // renewRegistration writes the heartbeat; a registration that expired is
 // made again unless another instance has taken the name meanwhile.
 func (in *Instance) renewRegistration(ctx context.Context) error {
-	srev, err := in.leases.Update(ctx, in.slotKey(in.slot), []byte(in.opts.Instance), in.slotRev)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		srev, err = in.leases.Create(ctx, in.slotKey(in.slot), []byte(in.opts.Instance))
-	}
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+	srev, err := in.write(ctx, in.leases, in.slotKey(in.slot), []byte(in.opts.Instance), in.slotRev, in.holdsName)
+	if conflict(err) {
 		return fmt.Errorf("%w: slot %d of %s, whose consumers instance %s reads, went to another instance while this one was cut off", ErrInstanceTaken, in.slot, in.opts.Daemon, in.opts.Instance)
 	}
 	if err != nil {
 		return err
 	}
 	in.slotRev = srev
-	rev, err := in.reg.Update(ctx, in.regKey(), in.record(), in.regRev)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		rev, err = in.reg.Create(ctx, in.regKey(), in.record())
-	}
-	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists) {
+	rev, err := in.write(ctx, in.reg, in.regKey(), in.record(), in.regRev, in.isThisProcess)
+	if conflict(err) {
 		return in.taken(ctx)
 	}
 	if err != nil {
@@ -577,4 +571,49 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.SortFunc(out, events.CompareWork)
 	return out
+}
+
+// write stores value at key if its revision is still rev (0: if absent).
+// A conflict whose stored value is this instance's own (ours) is its own
+// write whose reply was lost (a node killed, a leader changing): that
+// revision is adopted and the write made again. A key expired meanwhile is
+// made again; only someone else's value is a conflict.
+func (in *Instance) write(ctx context.Context, kv jetstream.KeyValue, key string, value []byte, rev uint64, ours func([]byte) bool) (uint64, error) {
+	put := func(rev uint64) (uint64, error) {
+		if rev == 0 {
+			return kv.Create(ctx, key, value)
+		}
+		return kv.Update(ctx, key, value, rev)
+	}
+	n, err := put(rev)
+	if !conflict(err) {
+		return n, err
+	}
+	e, gerr := kv.Get(ctx, key)
+	switch {
+	case errors.Is(gerr, jetstream.ErrKeyNotFound): // expired: an update names a revision gone
+		return kv.Create(ctx, key, value)
+	case gerr != nil: // cannot tell now: not a conflict, the next round asks again
+		return 0, gerr
+	case !ours(e.Value()):
+		return 0, err
+	}
+	return put(e.Revision())
+}
+
+// conflict reports a compare-and-set refused because the key holds another
+// revision than the one given, or exists when it was to be created.
+func conflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)
+}
+
+// holdsName reports a lease or slot value naming this instance (names are
+// unique among live instances: the registration sees to it).
+func (in *Instance) holdsName(v []byte) bool { return string(v) == in.opts.Instance }
+
+// isThisProcess reports a registration record written by this very process,
+// not by an earlier one under the same name.
+func (in *Instance) isThisProcess(v []byte) bool {
+	var r events.InstanceRecord
+	return json.Unmarshal(v, &r) == nil && r.Instance == in.opts.Instance && r.Started.Equal(in.started)
 }

@@ -2,6 +2,7 @@ package natsbus_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -198,5 +199,75 @@ func TestAPartitionReleasedByAnotherInstanceIsActedOnFromTheNextRound(t *testing
 	gained, _, err = b.Balance(ctx, items)
 	if err != nil || !cmp.Equal([]string{"p2", "p3"}, gained) || !b.Owns("p2") {
 		t.Fatalf("a round later, b acts on p2 and p3: gained %v (%v)", gained, err)
+	}
+}
+
+// TestAnInstanceWhoseWritesLandedButWhoseAcknowledgementsWereLostKeepsItsNameAndLeases:
+// a node killed or a leader changing under a renewal stores it and loses
+// the reply, so the revision the instance kept is one behind its own write.
+// The next round must see its own value there and carry on, not take its
+// name for someone else's (which stopped every daemon of an up for good);
+// so must one whose keys expired while it was cut off and nobody took
+// them; a value of another process is still a conflict.
+func TestAnInstanceWhoseWritesLandedButWhoseAcknowledgementsWereLostKeepsItsNameAndLeases(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx := context.Background()
+	items := natsbus.PartitionItems(4)
+	a, err := join(t, bus, "a", 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Balance(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	rewrite := func(bucket string) {
+		kv, err := bus.JetStream().KeyValue(ctx, bucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys, err := kv.Keys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			e, err := kv.Get(ctx, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := kv.Put(ctx, k, e.Value()); err != nil { // the same value, a revision later
+				t.Fatal(err)
+			}
+		}
+	}
+	rewrite(natsbus.LeasesBucket)
+	rewrite(natsbus.InstancesBucket)
+	if _, lost, err := a.Balance(ctx, items); err != nil || len(lost) != 0 {
+		t.Fatalf("after its own writes whose replies were lost: lost %v, err %v; want nothing lost, no error", lost, err)
+	}
+	if diff := cmp.Diff(items, a.Owned()); diff != "" {
+		t.Fatalf("owned (-want +got):\n%s", diff)
+	}
+
+	time.Sleep(1500 * time.Millisecond) // cut off past its lease (1s): every key of its expired
+	gained, _, err := a.Balance(ctx, items)
+	if err != nil {
+		t.Fatalf("after its keys expired with nobody else about: %v, want them made again", err)
+	}
+	if diff := cmp.Diff(items, gained); diff != "" {
+		t.Fatalf("gained once its view had expired (-want +got), so the daemon catches up on what it skipped:\n%s", diff)
+	}
+	if _, _, err := a.Balance(ctx, items); err != nil || len(a.Owned()) != len(items) {
+		t.Fatalf("the round after: owned %v, err %v; want every partition again", a.Owned(), err)
+	}
+
+	kv, err := bus.JetStream().KeyValue(ctx, natsbus.InstancesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "schedulerd.a", []byte(`{"daemon":"schedulerd","instance":"a","started":"2001-01-01T00:00:00Z"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.Balance(ctx, items); !errors.Is(err, natsbus.ErrInstanceTaken) {
+		t.Fatalf("another process's registration under the name: %v, want ErrInstanceTaken", err)
 	}
 }

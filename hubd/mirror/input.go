@@ -121,10 +121,52 @@ func Input(obj map[string]any, watched func(namespace string) bool, credentials 
 			delete(spec, "clusterIPs")
 		}
 	}
+	if kind == "Job" && strings.HasPrefix(apiVersion, "batch/") {
+		stripGeneratedSelector(out)
+	}
 	if len(omd) == 0 {
 		delete(out, "metadata")
 	}
 	return out, ""
+}
+
+// jobUIDLabels are the labels a Job's API server puts in the selector it
+// generates and in the pod template, set to the Job's uid on that server.
+var jobUIDLabels = []string{"batch.kubernetes.io/controller-uid", "controller-uid"}
+
+// stripGeneratedSelector removes from a Job (unless it says
+// manualSelector) the uid labels the hub generated, in its selector and
+// pod template, as Karmada's detector prunes them. No writer owns them in
+// managedFields, so intent leaves them out, but an object read whole (no
+// managedFields) carries them, and a member's API server refuses a
+// selector with another server's uid; each member generates its own.
+func stripGeneratedSelector(job map[string]any) {
+	spec, _ := job["spec"].(map[string]any)
+	if spec == nil || spec["manualSelector"] == true {
+		return
+	}
+	if sel, ok := spec["selector"].(map[string]any); ok {
+		if ml, ok := sel["matchLabels"].(map[string]any); ok {
+			for _, l := range jobUIDLabels {
+				delete(ml, l)
+			}
+			if len(ml) == 0 {
+				delete(sel, "matchLabels")
+			}
+		}
+		if len(sel) == 0 {
+			delete(spec, "selector")
+		}
+	}
+	template, _ := spec["template"].(map[string]any)
+	tmd, _ := template["metadata"].(map[string]any)
+	labels, _ := tmd["labels"].(map[string]any)
+	for _, l := range jobUIDLabels {
+		delete(labels, l)
+	}
+	if labels != nil && len(labels) == 0 {
+		delete(tmd, "labels")
+	}
 }
 
 // Validate runs the validator `flotilla apply` runs on obj (an Input) and

@@ -133,3 +133,46 @@ func TestInputLeavesOutWhatTheHubMakesForItselfAndWhatHubdWrites(t *testing.T) {
 		})
 	}
 }
+
+func TestInputLeavesOutTheSelectorTheHubGeneratedForAJob(t *testing.T) {
+	// Without managedFields hubd reads the whole stored object, with the
+	// selector and labels the hub generated.
+	whole := func() map[string]any {
+		obj := server(t, "job-created.json")
+		delete(obj["metadata"].(map[string]any), "managedFields")
+		return obj
+	}
+	stored, manual := whole(), whole()
+	manual["spec"].(map[string]any)["manualSelector"] = true
+	cases := []struct {
+		name         string
+		obj          map[string]any
+		wantSelector any
+		wantLabels   any
+	}{
+		{"a Job kubectl created: no writer owns the generated selector and labels", server(t, "job-created.json"), nil, nil},
+		{"a stored Job read whole: no hub uid in its selector or pod labels, so a member generates its own", stored,
+			nil, map[string]any{"batch.kubernetes.io/job-name": "report", "job-name": "report"}},
+		{"a Job with manualSelector keeps the selector its writer chose", manual,
+			map[string]any{"matchLabels": map[string]any{"batch.kubernetes.io/controller-uid": "cc830b63-6cc5-4ea0-b32d-5780c25f9c54"}},
+			map[string]any{"batch.kubernetes.io/controller-uid": "cc830b63-6cc5-4ea0-b32d-5780c25f9c54", "batch.kubernetes.io/job-name": "report",
+				"controller-uid": "cc830b63-6cc5-4ea0-b32d-5780c25f9c54", "job-name": "report"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in, skip := Input(c.obj, WatchedNamespaces(nil), nil)
+			if skip != "" {
+				t.Fatalf("skipped: %s", skip)
+			}
+			spec := in["spec"].(map[string]any)
+			if diff := cmp.Diff(c.wantSelector, spec["selector"]); diff != "" {
+				t.Errorf("spec.selector (-want +got):\n%s", diff)
+			}
+			tmd, _ := spec["template"].(map[string]any)["metadata"].(map[string]any)
+			labels := tmd["labels"]
+			if diff := cmp.Diff(c.wantLabels, labels); diff != "" {
+				t.Errorf("spec.template.metadata.labels (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/readmodel"
@@ -40,18 +41,35 @@ func applied(s events.WorkStatus, generation int64) bool {
 	return false
 }
 
-// TemplateStatus is the .status hubd writes on a placed template, as
+// TemplateStatus is the .status hubd writes on hub, a placed template, as
 // Karmada's default interpreter aggregates it: the kind's
-// statusAggregation script's result when it has one (t.AggregatedStatus),
+// statusAggregation script's result when it has one (t.AggregatedStatus);
 // else, for the workload kinds (Deployment, StatefulSet, ReplicaSet,
-// DaemonSet), the members' replica counts summed. observedGeneration is
-// hubGeneration once every member holds the current template (current:
-// the bus's accepted template is the hub's). ok is false for a kind
-// without either: its status is left as it is.
-func TemplateStatus(kind string, t readmodel.Template, hubGeneration int64, current bool) (status map[string]any, ok bool) {
+// DaemonSet), the members' replica counts summed, with observedGeneration
+// the hub's generation once every member holds the current template
+// (current: the bus's accepted template is the hub's); for a batch Job, a
+// LoadBalancer Service and a Pod, the members' reflected statuses
+// aggregated (jobStatus, serviceStatus, podStatus). ok is false for a kind
+// without either, a Service of another type and a finished Job: its status
+// is left as it is.
+func TemplateStatus(hub map[string]any, t readmodel.Template, current bool) (status map[string]any, ok bool) {
 	if t.AggregatedStatus != nil {
 		return t.AggregatedStatus, true
 	}
+	switch kindOf(hub) {
+	case "batch/Job":
+		st, _ := hub["status"].(map[string]any)
+		return jobStatus(st, statusItems(t))
+	case "/Service":
+		if typ, _, _ := unstructured.NestedString(hub, "spec", "type"); typ != "LoadBalancer" {
+			return nil, false
+		}
+		return serviceStatus(statusItems(t)), true
+	case "/Pod":
+		return podStatus(statusItems(t)), true
+	}
+	kind, _ := hub["kind"].(string)
+	hubGeneration, _, _ := unstructured.NestedInt64(hub, "metadata", "generation")
 	var replicas, ready, available, updated, unavailable int64
 	all := current && t.Placement.Scheduled
 	generation := t.Placement.Generation

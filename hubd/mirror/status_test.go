@@ -22,6 +22,15 @@ func template(work ...events.WorkStatus) readmodel.Template {
 	return readmodel.Fleet{Decisions: []events.PlacementDecision{p}, Work: readmodel.Work{Items: work}}.Template(key)
 }
 
+// hubObject is the template on the hub at generation 7, with status.
+func hubObject(apiVersion, kind string, status map[string]any) map[string]any {
+	obj := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": map[string]any{"name": "my-app", "namespace": "default", "generation": int64(7)}}
+	if status != nil {
+		obj["status"] = status
+	}
+	return obj
+}
+
 func running(cluster string, generation int64, replicas, ready int32) events.WorkStatus {
 	return events.WorkStatus{Key: key, Cluster: cluster, Generation: generation, Phase: events.WorkRunning, ObservedGeneration: 1,
 		Replicas: replicas, ReadyReplicas: ready, AvailableReplicas: ready, UnavailableReplicas: replicas - ready}
@@ -53,7 +62,7 @@ func TestTemplateStatusSumsTheMembersAsKarmadasDefaultInterpreter(t *testing.T) 
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok := TemplateStatus(c.kind, c.t, 7, c.current)
+			got, ok := TemplateStatus(hubObject("apps/v1", c.kind, nil), c.t, c.current)
 			if ok != c.wantOK {
 				t.Fatalf("ok = %v, want %v", ok, c.wantOK)
 			}
