@@ -5,8 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,6 +27,25 @@ import (
 // a redelivered placement or a restarted executord never applies the same
 // generation twice.
 const AnnotationAppliedHash = "flotilla.io/applied-hash"
+
+// AnnotationBindingRevision records the binding revision a placed
+// template's object was applied for. An executord acting on an older
+// placement (an owner whose cluster lease is lapsing while another
+// instance already applies the next revision, a late redelivery) neither
+// applies over it nor deletes it: two owners never apply conflicting
+// revisions (DESIGN.md §7). Dependencies, shared between templates whose
+// revisions are not comparable, carry none.
+const AnnotationBindingRevision = "flotilla.io/binding-revision"
+
+// newerOnMember: cur was applied for a later binding revision than rev.
+func newerOnMember(cur *unstructured.Unstructured, rev int64) bool {
+	r, err := strconv.ParseInt(cur.GetAnnotations()[AnnotationBindingRevision], 10, 64)
+	return err == nil && rev > 0 && r > rev
+}
+
+// errNewerOnMember: the placed template was not applied, the member holds
+// a later revision of it.
+var errNewerOnMember = errors.New("the member holds a later binding revision")
 
 // FieldManager is the server-side apply field manager.
 const FieldManager = "flotilla"
@@ -62,7 +83,9 @@ func (w *worker) apply(ctx context.Context, cause events.Event, p events.Placeme
 	if b.IsWorkload() {
 		u.replicas = &replicas
 	}
-	if err := w.applyUnit(ctx, cause, u, repair); err != nil {
+	if err := w.applyUnit(ctx, cause, u, repair); errors.Is(err, errNewerOnMember) {
+		return nil // nor its dependencies: the later revision's owner applies those
+	} else if err != nil {
 		return err
 	}
 	deps := make([]events.ObjectKey, 0, len(b.Dependencies))
@@ -161,6 +184,9 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 		ann = map[string]string{}
 	}
 	ann[AnnotationAppliedHash] = hash
+	if u.placement != nil {
+		ann[AnnotationBindingRevision] = strconv.FormatInt(u.revision, 10) // not hashed: a new revision of the same manifest applies nothing
+	}
 	obj.SetAnnotations(ann)
 	status.AppliedHash = hash
 	w.desired[u.key] = obj.Object
@@ -187,7 +213,17 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 			status.Message = fmt.Sprintf("%s already exists in %s and was not created by Flotilla; conflictResolution is Abort (set spec.conflictResolution: Overwrite to take it over)", u.key.Ref(), w.name)
 			return w.publish(ctx, cause, status)
 		}
+		if u.placement != nil && newerOnMember(current, u.revision) {
+			w.log.Info("not applied: the member holds a later binding revision", zap.String("workload", u.key.String()),
+				zap.Int64("binding_revision", u.revision), zap.String("member_revision", current.GetAnnotations()[AnnotationBindingRevision]))
+			return errNewerOnMember
+		}
 		if current.GetAnnotations()[AnnotationAppliedHash] == hash && repair == "" {
+			if u.placement != nil {
+				// Drift checks compare with what the member holds.
+				ann[AnnotationBindingRevision] = current.GetAnnotations()[AnnotationBindingRevision]
+				obj.SetAnnotations(ann)
+			}
 			return w.publishObserved(ctx, cause, status, current, rules, u.interpretation()) // already holds this manifest
 		}
 		if u.placement != nil {
@@ -330,6 +366,9 @@ func (w *worker) remove(ctx context.Context, cause events.Event, key events.Obje
 		case apierrors.IsNotFound(err):
 		case err != nil:
 			return newMemberError(fmt.Errorf("delete from %s: %w", w.name, err))
+		case newerOnMember(cur, rev):
+			w.log.Info("not deleted: the member holds a later binding revision", zap.String("workload", key.String()), zap.Int64("binding_revision", rev))
+			return nil
 		case cur.GetLabels()[render.LabelManaged] == "true":
 			policy := metav1.DeletePropagationBackground
 			if err := ri.Delete(ctx, key.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {

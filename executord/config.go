@@ -22,6 +22,12 @@ type Config struct {
 	// and the first wait of a held apply or removal (doubled per failure, at
 	// most 10 intervals).
 	ResyncInterval time.Duration
+	// Version is what a push-mode instance registers as its version.
+	// Partitions and Lease are what it joins the instances with
+	// (natsbus.InstanceOptions): 0, the fixed count and the default lease.
+	Version    string
+	Partitions int
+	Lease      time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -46,6 +52,12 @@ func (c Config) Validate() error {
 	}
 	if c.KubeAPIQPS <= 0 || c.KubeAPIBurst <= 0 {
 		errs = append(errs, fmt.Errorf("kube-api-qps, kube-api-burst: must be positive"))
+	}
+	if c.Partitions < 0 {
+		errs = append(errs, fmt.Errorf("partitions: must not be negative"))
+	}
+	if c.Lease < 0 {
+		errs = append(errs, fmt.Errorf("lease: must not be negative"))
 	}
 	if c.ResyncInterval <= 0 {
 		errs = append(errs, fmt.Errorf("resync-interval: must be positive"))

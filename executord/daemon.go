@@ -3,11 +3,14 @@ package executord
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/rest"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -42,7 +45,11 @@ type Daemon struct {
 	mu      sync.Mutex
 	workers map[string]*worker // run by members
 	members member.Supervisor[*worker]
+	in      *natsbus.Instance              // push mode: this instance's leases
 	work    map[string][]events.WorkStatus // rebuilt work records by cluster
+	// gate lets a push-mode worker act only while this instance holds its
+	// cluster's lease (nil in pull mode: the one cluster is its own).
+	gate *member.Gate
 
 	// badPaths are the statePreservation jsonPaths already logged as not
 	// parsing (every status publication meets them again).
@@ -112,19 +119,38 @@ func placementSource(cfg Config, cluster string) (stream, filter string) {
 // --cluster may create, read and delete no other (DESIGN.md decision 23).
 func ReaderFor(cluster string) string { return ConsumerFor(cluster) + "-read" }
 
-// membersConsumer follows registrations in push mode; each instance has
-// its own, since every instance serves every cluster.
-func membersConsumer(cfg Config) natsbus.ConsumerSpec {
-	return natsbus.ConsumerSpec{Name: MembersConsumer + "-" + cfg.Instance, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}}
+// membersConsumer follows registrations in push mode for the instance
+// holding slot: every instance reads every registration (it keeps a
+// worker, gated, for every cluster), so each has its own
+// (natsbus.SlotConsumer).
+func membersConsumer(slot int) natsbus.ConsumerSpec {
+	c := natsbus.ConsumerSpec{Name: natsbus.SlotConsumer(MembersConsumer, slot), Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}}
+	if slot > 0 {
+		c.InactiveThreshold = natsbus.SlotInactivity
+	}
+	return c
 }
 
 // Consumers are the durable consumers executord binds to serve cluster:
-// its placement consumer and, in push mode, the registrations' (its doc.go
-// table lists what they carry).
+// its placement consumer (one per cluster, bound by the instance owning
+// the cluster) and, in push mode, the registrations' of slot 0, a single
+// instance's (its doc.go table lists what they carry).
 func Consumers(cfg Config, cluster string) []natsbus.ConsumerSpec {
+	return slotConsumers(cfg, cluster, 1)
+}
+
+// EveryConsumer is Consumers with the registrations' consumer of every
+// slot an instance may hold (natsbus.SlotConsumer), for credentials.
+func EveryConsumer(cfg Config, cluster string) []natsbus.ConsumerSpec {
+	return slotConsumers(cfg, cluster, natsbus.MaxInstances)
+}
+
+func slotConsumers(cfg Config, cluster string, slots int) []natsbus.ConsumerSpec {
 	out := []natsbus.ConsumerSpec{placementConsumer(cfg, cluster)}
 	if !cfg.PullMode() {
-		out = append(out, membersConsumer(cfg))
+		for slot := range slots {
+			out = append(out, membersConsumer(slot))
+		}
 	}
 	return out
 }
@@ -170,22 +196,48 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := sealing.Announce(ctx, bus, d.key, d.source); err != nil {
 		return err
 	}
-	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.HandleMember, events.AllMembers); err != nil {
-		return err
-	}
-	c, err := bus.Bind(ctx, membersConsumer(d.cfg))
+	in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: "executord", Instance: d.cfg.Instance, Version: d.cfg.Version, Partitions: d.cfg.Partitions, Lease: d.cfg.Lease})
 	if err != nil {
 		return err
 	}
-	d.deps.Log.Info("executord ready (push mode)", zap.Int("clusters", len(d.workers)))
-	return c.Run(ctx, d.HandleMember)
+	d.in = in
+	d.gate = member.NewGate(in.Owns, max(in.Lease()/10, 20*time.Millisecond))
+	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.HandleMember, events.AllMembers); err != nil {
+		return err
+	}
+	if _, _, err := in.Balance(ctx, d.clusters()); err != nil {
+		return err
+	}
+	d.gate.Moved()
+	c, err := bus.Bind(ctx, membersConsumer(in.Slot()))
+	if err != nil {
+		return err
+	}
+	d.deps.Log.Info("executord ready (push mode)", zap.String("instance", in.Name()), zap.Int("clusters", len(d.workers)), zap.Strings("owned", in.Owned()))
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return c.Run(ctx, d.HandleMember) })
+	g.Go(func() error { return in.Run(ctx, d.clusters, func(_, _ []string) { d.gate.Moved() }) })
+	return g.Wait()
 }
 
-// workersReady fails while any served cluster's consumer is not pulling.
+// clusters are the work items push-mode instances share, one lease each:
+// the clusters this instance keeps a worker for (registered, push mode,
+// with credentials).
+func (d *Daemon) clusters() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Sorted(maps.Keys(d.workers))
+}
+
+// workersReady fails while any served cluster's consumer is not pulling
+// (a standby's workers, gated, serve none).
 func (d *Daemon) workersReady() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for name, w := range d.workers {
+		if !d.gate.Owns(name) {
+			continue
+		}
 		if err := w.consumer.Load().Ready(); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}

@@ -27,15 +27,22 @@
 //
 //	Consumes  io.flotilla.placement.decided|removed.v1 (push mode: FLOTILLA_PLACEMENT, consumer executord-<cluster>)
 //	          io.flotilla.work.assigned|unassigned.v1 (pull mode: FLOTILLA_WORK, the cluster's assignments only, consumer executord-<cluster>)
-//	          io.flotilla.cluster.registered|deregistered.v1 (push mode: FLOTILLA_POLICY, consumer executord-members-<instance>)
+//	          io.flotilla.cluster.registered|deregistered.v1 (push mode: FLOTILLA_POLICY, consumer executord-members)
 //	Produces  io.flotilla.work.status.changed.v1, io.flotilla.work.deleted.v1 (FLOTILLA_WORK)
 //	          io.flotilla.sealkey.published.v1 (push mode, at start; FLOTILLA_POLICY)
 //	State     work records per cluster and template, rebuilt from FLOTILLA_WORK;
-//	          the member objects themselves carry flotilla.io/applied-hash;
+//	          the member objects themselves carry flotilla.io/applied-hash (and a
+//	          placed template's flotilla.io/binding-revision: an older one is not
+//	          applied over it, nor does it delete it);
 //	          held operations in memory, derived again at start from the
 //	          latest placements
 //
 // Push mode (default) serves every registered cluster with the kubeconfigs
-// sealed in their registrations. Pull mode (--cluster NAME --kubeconfig FILE,
+// sealed in their registrations. Several push-mode instances share the
+// clusters, one owner each at a time (a lease per cluster, DESIGN.md §7):
+// every instance follows every registration (the instance in slot k>0
+// through executord-members-<k>) and keeps a worker per cluster, but a
+// worker acts only while its instance holds the cluster's lease; the
+// others wait as hot standbys and take over when it lapses. Pull mode (--cluster NAME --kubeconfig FILE,
 // or in-cluster credentials) serves one cluster with local credentials.
 package executord

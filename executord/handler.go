@@ -52,6 +52,9 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 		d.retire(old)
 	}
 	d.start(ctx, w, r.Generation)
+	if d.in != nil {
+		d.in.Nudge() // a new cluster's lease is taken now, not a third of a lease later
+	}
 	return nil
 }
 

@@ -123,7 +123,7 @@ func TestARestartedExecutordIgnoresARegistrationOlderThanTheDeletion(t *testing.
 	first, stop := run()
 	waitFor(t, "member2's worker in the first executord", hasWorker(first, "member2"))
 	waitFor(t, "the members consumer past all three registrations", func() bool {
-		c, err := bus.JetStream().Consumer(context.Background(), events.StreamPolicy, MembersConsumer+"-"+cfg.Instance)
+		c, err := bus.JetStream().Consumer(context.Background(), events.StreamPolicy, MembersConsumer)
 		if err != nil {
 			return false
 		}

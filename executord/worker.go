@@ -68,16 +68,28 @@ func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.
 // ConsumerFor names the durable consumer that serves a cluster.
 func ConsumerFor(cluster string) string { return "executord-" + events.ClusterToken(cluster) }
 
-// Run serves the cluster until ctx is done; an error that ends it sooner
-// is logged.
+// Run serves the cluster until ctx is done, while this instance owns it
+// (Daemon.gate): a standby's worker waits, and one whose lease is lost
+// stops and waits again. An error that ends it sooner is logged.
 func (w *worker) Run(ctx context.Context) {
-	if err := w.run(ctx); err != nil && ctx.Err() == nil {
-		w.log.Error("cluster worker stopped", zap.Error(err))
-	}
+	w.d.gate.Serve(ctx, w.name, func(ctx context.Context) {
+		if err := w.run(ctx); err != nil && ctx.Err() == nil {
+			w.log.Error("cluster worker stopped", zap.Error(err))
+		}
+	})
 }
 
 func (w *worker) run(ctx context.Context) error {
 	bus := w.d.deps.Bus
+	if w.d.gate != nil {
+		// Another instance may have served the cluster since this worker
+		// last did (or since the rebuild): its work records are the last
+		// ones published.
+		if err := w.reload(ctx); err != nil {
+			return err
+		}
+		w.log.Info("serving cluster")
+	}
 	// Catch up first with the latest placement of every template: after a
 	// restart this finishes what a crash interrupted (applies are skipped
 	// when the member already holds the rendered manifest), and holds again
@@ -101,6 +113,24 @@ func (w *worker) run(ctx context.Context) error {
 	cancel()
 	<-resynced
 	return err
+}
+
+// reload replaces the worker's work records with the latest published
+// for its cluster, whoever published them.
+func (w *worker) reload(ctx context.Context) error {
+	ms, err := w.d.deps.Bus.LatestPerSubject(ctx, events.StreamWork, events.WorkOf(w.name))
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, m := range ms {
+		var s events.WorkStatus
+		if m.Err == nil && events.Decode(m.Event, &s) == nil && s.Cluster == w.name {
+			w.work[s.Key] = s
+		}
+	}
+	return nil
 }
 
 func (w *worker) mapping(gvk schema.GroupVersionKind) (*meta.RESTMapping, error) {

@@ -27,6 +27,12 @@ type Config struct {
 	// TaintPolicyFile: Karmada ClusterTaintPolicy YAML whose rules replace
 	// the default policy (NoExecuteAfter is then unused). "": the default.
 	TaintPolicyFile string
+	// Version is what the instance registers as its version. Partitions
+	// and Lease are what it joins the instances with
+	// (natsbus.InstanceOptions): 0, the fixed count and the default lease.
+	Version    string
+	Partitions int
+	Lease      time.Duration
 }
 
 // DefaultConfig returns the defaults. A lost cluster is detected (NotReady
@@ -74,6 +80,12 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.Instance == "" {
 		errs = append(errs, fmt.Errorf("instance: must not be empty"))
+	}
+	if c.Partitions < 0 {
+		errs = append(errs, fmt.Errorf("partitions: must not be negative"))
+	}
+	if c.Lease < 0 {
+		errs = append(errs, fmt.Errorf("lease: must not be negative"))
 	}
 	if c.ProbeInterval <= 0 {
 		errs = append(errs, fmt.Errorf("probe-interval: must be positive"))

@@ -3,11 +3,14 @@ package healthd
 import (
 	"context"
 	"crypto/x509"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
@@ -47,15 +50,38 @@ type Daemon struct {
 	probers    map[string]*prober // run by members
 	members    member.Supervisor[*prober]
 	lastHealth map[string]Restored // published before a restart, until the cluster's prober starts
+	// in and gate: several instances share the members, a lease per
+	// cluster; a prober probes only while its instance holds the lease.
+	in   *natsbus.Instance
+	gate *member.Gate
 }
 
-// ConsumerName is healthd's durable consumer of registrations.
+// ConsumerName is healthd's durable consumer of registrations (slot 0's).
 const ConsumerName = "healthd-members"
 
-// Consumers are the durable consumers healthd binds (its doc.go table
-// lists what they carry).
-func Consumers(Config) []natsbus.ConsumerSpec {
-	return []natsbus.ConsumerSpec{{Name: ConsumerName, Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}}}
+// Consumers are the durable consumers a single healthd binds, slot 0's
+// (its doc.go table lists what they carry).
+func Consumers(Config) []natsbus.ConsumerSpec { return []natsbus.ConsumerSpec{membersConsumer(0)} }
+
+// EveryConsumer lists the consumers of every slot an instance may hold
+// (natsbus.SlotConsumer), for credentials.
+func EveryConsumer() []natsbus.ConsumerSpec {
+	out := make([]natsbus.ConsumerSpec, 0, natsbus.MaxInstances)
+	for slot := range natsbus.MaxInstances {
+		out = append(out, membersConsumer(slot))
+	}
+	return out
+}
+
+// membersConsumer follows registrations for the instance holding slot:
+// every instance reads every registration (it keeps a prober, gated, for
+// every cluster), so each has its own.
+func membersConsumer(slot int) natsbus.ConsumerSpec {
+	c := natsbus.ConsumerSpec{Name: natsbus.SlotConsumer(ConsumerName, slot), Stream: events.StreamPolicy, Subjects: []string{events.AllMembers}}
+	if slot > 0 {
+		c.InactiveThreshold = natsbus.SlotInactivity
+	}
+	return c
 }
 
 // Produces are the event types healthd publishes.
@@ -103,19 +129,40 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := d.readLastHealth(ctx); err != nil {
 		return err
 	}
-	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.HandleMember, events.AllMembers); err != nil {
-		return err
-	}
-	c, err := bus.Bind(ctx, Consumers(d.cfg)[0])
+	in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: "healthd", Instance: d.cfg.Instance, Version: d.cfg.Version, Partitions: d.cfg.Partitions, Lease: d.cfg.Lease})
 	if err != nil {
 		return err
 	}
-	d.deps.Health.Add("consumer "+ConsumerName, c.Ready)
+	d.in, d.gate = in, member.NewGate(in.Owns, max(in.Lease()/10, 20*time.Millisecond))
+	if err := bus.HandleLatest(ctx, events.StreamPolicy, d.HandleMember, events.AllMembers); err != nil {
+		return err
+	}
+	if _, _, err := in.Balance(ctx, d.clusters()); err != nil {
+		return err
+	}
+	d.gate.Moved()
+	spec := membersConsumer(in.Slot())
+	c, err := bus.Bind(ctx, spec)
+	if err != nil {
+		return err
+	}
+	d.deps.Health.Add("consumer "+spec.Name, c.Ready)
 	wg.Go(func() { d.publishSnapshots(ctx) })
-	d.deps.Log.Info("healthd ready", zap.Int("members", len(d.probers)), zap.Duration("probe_interval", d.cfg.ProbeInterval),
-		zap.Duration("detection", d.cfg.Detection()), zap.Duration("no_execute_after", d.cfg.NoExecuteAfter),
+	d.deps.Log.Info("healthd ready", zap.String("instance", in.Name()), zap.Int("members", len(d.probers)), zap.Strings("owned", in.Owned()),
+		zap.Duration("probe_interval", d.cfg.ProbeInterval), zap.Duration("detection", d.cfg.Detection()), zap.Duration("no_execute_after", d.cfg.NoExecuteAfter),
 		zap.String("taint_policy", d.cfg.TaintPolicyFile), zap.Int("taint_rules", len(d.taints.Rules)))
-	return c.Run(ctx, d.HandleMember)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return c.Run(ctx, d.HandleMember) })
+	g.Go(func() error { return in.Run(ctx, d.clusters, func(_, _ []string) { d.gate.Moved() }) })
+	return g.Wait()
+}
+
+// clusters are the work items healthd instances share, one lease each:
+// the registered clusters.
+func (d *Daemon) clusters() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return slices.Sorted(maps.Keys(d.probers))
 }
 
 func (d *Daemon) now() time.Time { return d.deps.Clock.Now() }

@@ -17,6 +17,13 @@
 //	          resumed at start from each cluster's last health event or its entry
 //	          in the last snapshot, whichever is newer (FLOTILLA_HEALTH)
 //
+// Several instances share the members, one prober per cluster at a time
+// (a lease per cluster, DESIGN.md §7): every instance follows every
+// registration (the one in slot k>0 through healthd-members-<k>) and keeps
+// a prober per cluster, which probes only while its instance holds the
+// cluster's lease, resuming from the last transition stored; each
+// instance's snapshot holds the clusters it probes.
+//
 // A lost cluster is NotReady or Unreachable after at worst
 // failure-threshold × probe-interval + probe-timeout (Config.Detection,
 // 8s with the defaults), and tainted NoExecute no-execute-after (300s)

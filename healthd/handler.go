@@ -49,5 +49,8 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 	}
 	p := &prober{d: d, reg: r, tracker: tracker, republish: republish, log: d.deps.Log.With(zap.String("cluster", r.Name))}
 	d.members.Start(ctx, d.probers, r.Name, r.Generation, p)
+	if d.in != nil {
+		d.in.Nudge() // a new cluster's lease is taken now, not a third of a lease later
+	}
 	return nil
 }

@@ -57,13 +57,46 @@ func (p *prober) health() (events.ClusterHealth, bool) {
 	return p.tracker.Health(p.reg.Name), p.tracker.Observed()
 }
 
-// Run opens the credentials, then probes until ctx is done: with the
+// Run probes the cluster while this instance holds its lease (Daemon.gate),
+// first resuming from the health its last prober stored, until ctx is done.
+func (p *prober) Run(ctx context.Context) {
+	p.d.gate.Serve(ctx, p.reg.Name, func(ctx context.Context) {
+		if p.d.gate != nil {
+			p.resume(ctx)
+		}
+		p.run(ctx)
+	})
+}
+
+// resume takes up the cluster's health where its last prober left it (an
+// instance that held its lease meanwhile, or this one before it lost it):
+// its last stored transition, if newer than what this tracker observed,
+// so that the new prober continues its state, since and taints rather
+// than publishing a conflicting transition.
+func (p *prober) resume(ctx context.Context) {
+	ms, err := p.d.deps.Bus.LatestPerSubject(ctx, events.StreamHealth, events.HealthSubject(p.reg.Name))
+	if err != nil || len(ms) == 0 || ms[0].Err != nil {
+		return
+	}
+	var h events.ClusterHealth
+	if events.Decode(ms[0].Event, &h) != nil || h.Cluster != p.reg.Name {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cur := p.tracker.Health(p.reg.Name); !p.tracker.Observed() || h.ObservedAt.After(cur.ObservedAt) {
+		p.tracker = RestoreTracker(p.d.cfg.Thresholds(), p.d.taints.For(policy.FactsOf(p.reg.Name, p.reg.Labels, p.reg.Spec)), h)
+		p.republish = false
+	}
+}
+
+// run opens the credentials, then probes until ctx is done: with the
 // member's kubeconfig (and reads capacity), or, without a usable one,
 // anonymously at spec.apiEndpoint (no capacity). With neither the cluster
 // is Unknown (NoCredentials) and not probed, but the taint policy is still
 // applied on every tick, so a rule on Ready=Unknown with addAfterSeconds
 // fires. It returns once its capacity reads have ended too.
-func (p *prober) Run(ctx context.Context) {
+func (p *prober) run(ctx context.Context) {
 	if p.republish {
 		p.publishHealth(ctx)
 	}

@@ -19,15 +19,20 @@ func Snapshot(clusters []events.ClusterHealth, now time.Time) events.HealthSnaps
 	return events.HealthSnapshot{Clusters: out, TakenAt: now.UTC()}
 }
 
-// snapshot is every member's current health. A member registered less
-// than one probe ago has told healthd nothing yet and is left out, so a
-// snapshot taken just after healthd starts never reports every member
+// snapshot is the current health of every member this instance probes
+// (all of them when it runs alone; with several instances, each snapshot
+// holds its publisher's clusters, and consumers resync those: schedulerd
+// leaves a cluster a snapshot does not name as it is). A member registered
+// less than one probe ago has told healthd nothing yet and is left out, so
+// a snapshot taken just after healthd starts never reports every member
 // Unknown.
 func (d *Daemon) snapshot(now time.Time) events.HealthSnapshot {
 	d.mu.Lock()
 	probers := make([]*prober, 0, len(d.probers))
-	for _, p := range d.probers {
-		probers = append(probers, p)
+	for name, p := range d.probers {
+		if d.gate.Owns(name) {
+			probers = append(probers, p)
+		}
 	}
 	d.mu.Unlock()
 	hs := make([]events.ClusterHealth, 0, len(probers))

@@ -25,9 +25,10 @@ type InstanceRow struct {
 }
 
 // Instances lists every registered instance with the leases it holds, by
-// daemon and name, and for each daemon of partitioned that has a
-// registered instance, the partitions of partitions no lease holds.
-func Instances(regs []events.InstanceRecord, leases []events.LeaseRecord, partitions int, partitioned []string) []InstanceRow {
+// daemon and name, and for each daemon of shared that has a registered
+// instance, the work items of shared[daemon] (its partitions, or the
+// member clusters it serves) that no lease holds.
+func Instances(regs []events.InstanceRecord, leases []events.LeaseRecord, shared map[string][]string) []InstanceRow {
 	held := map[[2]string][]string{}
 	leased := map[string]map[string]bool{}
 	for _, l := range leases {
@@ -45,17 +46,18 @@ func Instances(regs []events.InstanceRecord, leases []events.LeaseRecord, partit
 		out = append(out, InstanceRow{Daemon: r.Daemon, Instance: r.Instance, Version: r.Version, Node: r.Node, Owns: owns, Heartbeat: r.Heartbeat})
 		running[r.Daemon] = true
 	}
-	for _, d := range partitioned {
+	for d, items := range shared {
 		if !running[d] {
 			continue
 		}
 		var free []string
-		for p := range partitions {
-			if w := events.PartitionItem(p); !leased[d][w] {
+		for _, w := range items {
+			if !leased[d][w] {
 				free = append(free, w)
 			}
 		}
 		if len(free) > 0 {
+			slices.SortFunc(free, events.CompareWork)
 			out = append(out, InstanceRow{Daemon: d, Instance: Unowned, Owns: free})
 		}
 	}

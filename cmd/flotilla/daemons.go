@@ -273,14 +273,16 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 	case "healthd":
 		cfg := f.health
 		cfg.Instance, cfg.CredentialsKey = f.instance, f.credentialsKey
+		cfg.Version, cfg.Partitions, cfg.Lease = cliVersion(), f.partitions, f.lease
 		d, err := healthd.New(cfg, healthd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg})
 		if err != nil {
 			return nil, err
 		}
-		return registered(name, f, rt.bus, d.Run), nil
+		return d.Run, nil // joins the instances itself
 	case "executord":
 		cfg := f.exec
 		cfg.Instance, cfg.CredentialsKey = f.instance, f.credentialsKey
+		cfg.Version, cfg.Partitions, cfg.Lease = cliVersion(), f.partitions, f.lease
 		deps := executord.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg}
 		if cfg.PullMode() {
 			var rc *rest.Config
@@ -303,10 +305,7 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 		if err != nil {
 			return nil, err
 		}
-		if cfg.PullMode() {
-			return d.Run, nil // its member credential reaches no registry
-		}
-		return registered(name, f, rt.bus, d.Run), nil
+		return d.Run, nil // push mode joins the instances itself; pull mode's member credential reaches no registry
 	case "hubd":
 		// Not in the instance registry: hubd is the CLI's apply driven by a
 		// watch, and its role reaches no registry bucket.
@@ -499,8 +498,8 @@ func defaultInstance() string {
 	return strings.TrimLeft(name[max(0, len(name)-63):], "-_")
 }
 
-// registered runs a daemon that shares no work by partition yet (policyd,
-// healthd, push-mode executord) as a registered instance, so that `get
+// registered runs a daemon that shares no work by partition yet (policyd)
+// as a registered instance, so that `get
 // instances` lists it and a second live instance with its name is
 // refused. It registers beside the daemon rather than before it: a name a
 // crashed instance held is taken only once its registration expires, and

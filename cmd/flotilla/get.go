@@ -292,7 +292,11 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 		if err != nil {
 			return v, err
 		}
-		for _, r := range readmodel.Instances(regs, leases, n, partitionedDaemons) {
+		clusters, err := readClusters(ctx, bus)
+		if err != nil {
+			return v, err
+		}
+		for _, r := range readmodel.Instances(regs, leases, sharedWork(n, clusters)) {
 			obj := readmodel.InstanceObject(r)
 			name, _ := obj["metadata"].(map[string]any)["name"].(string)
 			if len(t.Names) == 0 || slices.Contains(t.Names, name) || slices.Contains(t.Names, r.Instance) {

@@ -100,11 +100,11 @@ func daemonConsumers(daemon string) []natsbus.ConsumerSpec {
 		out = schedulerd.EveryConsumer() // every instance slot's
 
 	case "healthd":
-		out = healthd.Consumers(healthd.DefaultConfig())
+		out = healthd.EveryConsumer() // every instance slot's
 	case "executord":
 		cfg := executord.DefaultConfig()
 		cfg.Instance = anyName
-		out = executord.Consumers(cfg, anyName)
+		out = executord.EveryConsumer(cfg, anyName) // every instance slot's
 	}
 	for i, c := range out {
 		if strings.Contains(c.Name, events.ClusterToken(anyName)) || strings.Contains(c.Name, anyName) {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
@@ -40,9 +41,20 @@ var (
 	instanceColumns  = []string{"DAEMON", "INSTANCE", "VERSION", "OWNS", "HEARTBEAT", "NATS-NODE"}
 )
 
-// partitionedDaemons share templates by partition: `get instances` shows
-// the partitions no instance of them owns.
-var partitionedDaemons = []string{"schedulerd"}
+// sharedWork is the work each daemon's instances share by lease (DESIGN.md
+// §7), for `get instances` to show what no instance owns: schedulerd's n
+// partitions, healthd's members, and push-mode executord's members in push
+// mode (a Pull cluster is served by its own executord, which holds no lease).
+func sharedWork(n int, clusters []readmodel.Cluster) map[string][]string {
+	out := map[string][]string{"schedulerd": natsbus.PartitionItems(n)}
+	for _, c := range clusters {
+		out["healthd"] = append(out["healthd"], c.Registration.Name)
+		if !c.Registration.Spec.PullMode() {
+			out["executord"] = append(out["executord"], c.Registration.Name)
+		}
+	}
+	return out
+}
 
 func instanceCells(r readmodel.InstanceRow) []any {
 	heartbeat, version, node := "", r.Version, r.Node

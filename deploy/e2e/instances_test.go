@@ -19,9 +19,9 @@ import (
 // instanceLease is the lease the test's schedulerd instances run with.
 const instanceLease = 3 * time.Second
 
-// partitionsOwned reads `flotilla get instances -o json`: how many
-// partitions each schedulerd instance owns ("<none>": unowned).
-func partitionsOwned(s *system) map[string]int {
+// owned reads `flotilla get instances -o json`: what each instance of
+// daemon owns (partitions p<N>, or member clusters).
+func owned(s *system, daemon string) map[string][]string {
 	s.t.Helper()
 	var list struct {
 		Items []struct {
@@ -35,22 +35,32 @@ func partitionsOwned(s *system) map[string]int {
 	if err := json.Unmarshal([]byte(s.mustCLI("get", "instances", "-o", "json")), &list); err != nil {
 		s.t.Fatal(err)
 	}
-	out := map[string]int{}
+	out := map[string][]string{}
 	for _, it := range list.Items {
-		if it.Status.Daemon == "schedulerd" {
-			out[it.Status.Instance] = len(it.Status.Owns)
+		if it.Status.Daemon == daemon {
+			out[it.Status.Instance] = it.Status.Owns
 		}
 	}
 	return out
 }
 
-// waitInstanceReady waits until the schedulerd instance started as name
-// has logged that it is ready.
+// partitionsOwned is how many partitions each schedulerd instance owns.
+func partitionsOwned(s *system) map[string]int {
+	out := map[string]int{}
+	for in, owns := range owned(s, "schedulerd") {
+		out[in] = len(owns)
+	}
+	return out
+}
+
+// waitInstanceReady waits until the instance started as name (its daemon
+// before the first '-') has logged that it is ready.
 func waitInstanceReady(s *system, name string) {
 	s.t.Helper()
+	ready := strings.SplitN(name, "-", 2)[0] + " ready"
 	eventually(s.t, 60*time.Second, name+" ready", func() error {
 		b, _ := os.ReadFile(filepath.Join(s.dir, name+".log"))
-		if !strings.Contains(string(b), "schedulerd ready") {
+		if !strings.Contains(string(b), ready) {
 			return fmt.Errorf("not yet")
 		}
 		return nil

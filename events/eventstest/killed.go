@@ -92,3 +92,42 @@ func Running(t testing.TB, run func(context.Context) error) (stop func()) {
 	t.Cleanup(stop)
 	return stop
 }
+
+// Instance runs one daemon instance, which build makes on a connection of
+// its own to url, until the test ends; kill closes that connection, as
+// SIGKILL would, leaving the instance's leases to expire. Run's error is
+// not checked (a killed instance's is expected); an instance still running
+// 10 s after the test ends fails it.
+func Instance(t testing.TB, url string, build func(*natsbus.Bus) func(context.Context) error) (kill func()) {
+	t.Helper()
+	bus := Connect(t, url)
+	run := build(bus)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = run(ctx); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("an instance did not stop within 10s")
+		}
+	})
+	return bus.Close
+}
+
+// Leases are daemon's held leases: work item -> instance.
+func Leases(t testing.TB, bus *natsbus.Bus, daemon string) map[string]string {
+	t.Helper()
+	_, leases, _, err := bus.Instances(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, l := range leases {
+		if l.Daemon == daemon {
+			out[l.Work] = l.Instance
+		}
+	}
+	return out
+}

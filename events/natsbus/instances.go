@@ -80,6 +80,8 @@ type Instance struct {
 	// from the next (one round of grace for their last owner).
 	pending map[string]bool
 	view    atomic.Pointer[ownership]
+	// nudge asks Run for a round now (Nudge).
+	nudge chan struct{}
 }
 
 // Join registers an instance of a daemon, refusing a name a live instance
@@ -107,7 +109,7 @@ func (b *Bus) Join(ctx context.Context, o InstanceOptions) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", InstancesBucket, err)
 	}
-	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}, pending: map[string]bool{}}
+	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}, pending: map[string]bool{}, nudge: make(chan struct{}, 1)}
 	rev, err := in.register(ctx)
 	if err != nil {
 		return nil, err
@@ -209,60 +211,6 @@ func (in *Instance) taken(ctx context.Context) error {
 	}
 	return fmt.Errorf("%w: instance %q of %s is already running%s; give this one another --instance, or wait %s for a dead one's registration to expire",
 		ErrInstanceTaken, in.opts.Instance, in.opts.Daemon, why, in.lease)
-}
-
-// bucket opens a KV bucket, creating it with ttl if missing (0: no TTL).
-func (b *Bus) bucket(ctx context.Context, name string, ttl time.Duration) (jetstream.KeyValue, error) {
-	var kv jetstream.KeyValue
-	err := b.whileForming(ctx, "bucket "+name, func() (err error) {
-		kv, err = b.js.KeyValue(ctx, name)
-		if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return err
-		}
-		kv, err = b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, History: 1, TTL: ttl, Storage: jetstream.FileStorage, Replicas: b.replicas})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = b.js.KeyValue(ctx, name)
-		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("bucket %s: %w", name, err)
-	}
-	return kv, nil
-}
-
-// fixPartitions returns the partition count: the one stored, or want (or
-// DefaultPartitions) stored by a create-only write on the first start. An
-// explicit want that differs from the stored count is an error.
-func (b *Bus) fixPartitions(ctx context.Context, want int) (int, error) {
-	if want < 0 {
-		return 0, fmt.Errorf("--partitions %d: must be positive", want)
-	}
-	kv, err := b.bucket(ctx, SettingsBucket, 0)
-	if err != nil {
-		return 0, err
-	}
-	first := want
-	if first == 0 {
-		first = DefaultPartitions
-	}
-	if _, err := kv.Create(ctx, partitionsKey, []byte(strconv.Itoa(first))); err == nil {
-		return first, nil
-	} else if !errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, fmt.Errorf("partition count: %w", err)
-	}
-	e, err := kv.Get(ctx, partitionsKey)
-	if err != nil {
-		return 0, fmt.Errorf("partition count: %w", err)
-	}
-	n, err := strconv.Atoi(string(e.Value()))
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("partition count: bucket %s key %s holds %q, not a positive number", SettingsBucket, partitionsKey, e.Value())
-	}
-	if want != 0 && want != n {
-		return 0, fmt.Errorf("--partitions %d: this system was set up with %d partitions (bucket %s, key %s), fixed at its first start", want, n, SettingsBucket, partitionsKey)
-	}
-	return n, nil
 }
 
 // Partitions is the system's partition count.
@@ -475,11 +423,17 @@ func fairShare(n int, live []string, me string) int {
 	return q
 }
 
-// live lists the registered instances of this daemon, sorted.
+// live lists the registered instances of this daemon, sorted. A key whose
+// last operation is a delete (an instance that left) is not one: its
+// marker stays on the stream's subject until the TTL, and counting it
+// would keep a share (with few items, all of one) for an instance gone.
 func (in *Instance) live(ctx context.Context) ([]string, error) {
-	keys, err := in.bus.bucketKeys(ctx, InstancesBucket, in.opts.Daemon+".>")
-	for i, k := range keys {
-		keys[i] = strings.TrimPrefix(k, in.opts.Daemon+".")
+	es, err := in.bus.entries(ctx, InstancesBucket, in.opts.Daemon+".>")
+	keys := make([]string, 0, len(es))
+	for _, e := range es {
+		if e.Operation() == jetstream.KeyValuePut {
+			keys = append(keys, strings.TrimPrefix(e.Key(), in.opts.Daemon+"."))
+		}
 	}
 	return keys, err
 }
@@ -527,7 +481,18 @@ func (in *Instance) Run(ctx context.Context, work func() []string, changed func(
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-in.nudge:
 		}
+	}
+}
+
+// Nudge asks Run for a round now rather than at the next tick: the work
+// items changed (a member cluster registered), and an instance alone
+// should serve a new one at once, not a third of a lease later.
+func (in *Instance) Nudge() {
+	select {
+	case in.nudge <- struct{}{}:
+	default:
 	}
 }
 
