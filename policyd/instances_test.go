@@ -32,14 +32,10 @@ func runInstance(t *testing.T, url, name string) func() {
 // leaseHolders counts policyd's partition leases per instance.
 func leaseHolders(t *testing.T, bus *natsbus.Bus) map[string]int {
 	t.Helper()
-	_, leases, _, err := bus.Instances(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := map[string]int{}
-	for _, l := range leases {
-		if l.Daemon == "policyd" && strings.HasPrefix(l.Work, "p") {
-			out[l.Instance]++
+	for work, instance := range eventstest.Leases(t, bus, "policyd") {
+		if strings.HasPrefix(work, "p") {
+			out[instance]++
 		}
 	}
 	return out
