@@ -110,17 +110,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// what it published is all there is. Beside others, they handled
 	// inputs meanwhile that this state lacks: the inputs are replayed.
 	replay := in.Slot() > 0 || len(peers) > 0
-	var input natsbus.StreamState
-	if replay {
-		if input, err = bus.StreamState(ctx, events.StreamInput); err != nil {
-			return err
-		}
+	input, err := bus.StreamState(ctx, events.StreamInput)
+	if err != nil {
+		return err
 	}
 	if err := d.rebuild(ctx); err != nil {
 		return fmt.Errorf("policyd rebuild: %w", err)
 	}
+	d.sameStream(input)
 	if replay {
-		d.replayFrom(input)
+		d.h.replayThrough = input.LastSeq
 		if err := bus.DropConsumer(ctx, spec.Stream, spec.Name); err != nil {
 			return err
 		}
@@ -175,17 +174,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return g.Wait()
 }
 
-// replayFrom makes the inputs the stream holds now replayed ones
-// (partitions.go). Records carrying input sequences the stream has not
-// reached are from a stream since made afresh (its sequences began
-// again): they say nothing about this stream's inputs.
-func (d *Daemon) replayFrom(input natsbus.StreamState) {
+// sameStream forgets the input sequences records carry beyond the input
+// stream's last: the stream was made afresh since (its sequences began
+// again), so they say nothing about its inputs (state.superseded).
+func (d *Daemon) sameStream(input natsbus.StreamState) {
 	for k, seq := range d.h.st.inputs {
 		if seq > input.LastSeq {
 			delete(d.h.st.inputs, k)
 		}
 	}
-	d.h.replayThrough = input.LastSeq
 }
 
 // inPartitions reports whether a key's partition is one of items.

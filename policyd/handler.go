@@ -305,6 +305,7 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 	}
 	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC(), InputSequence: seq}
 	if !ok && h.replaying(ctx) {
+		h.st.handled(key, seq)
 		return nil // answered when first handled
 	}
 	if err := h.publish(ctx, e, key, events.TypeObjectRemoved, events.ObjectSubject(key), key.String(),
