@@ -106,6 +106,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ledger, err := bus.OpenLedger(ctx, ledgerKeyTTL)
+	if err != nil {
+		return err
+	}
+	d.h.SetLedger(ledger, in.Name())
 	n := in.Partitions()
 	items := natsbus.PartitionItems(n)
 	d.h.SetOwner(func(k events.ObjectKey) bool { return in.Owns(events.PartitionItem(events.Partition(k, n))) })
@@ -148,6 +153,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return c.Run(ctx, d.h.Handle) })
 	}
 	g.Go(func() error { return d.tick(ctx) })
+	g.Go(func() error { return d.shareReservations(ctx, ledger) })
 	g.Go(func() error {
 		return in.Run(ctx, func() []string { return items }, func(gained, _ []string) { d.takeOver(ctx, gained, n) })
 	})
@@ -203,6 +209,41 @@ func (d *Daemon) tick(ctx context.Context) error {
 			d.deps.Log.Warn("failover tick", zap.Error(err))
 		}
 	}
+}
+
+// shareReservations follows the ledger the instances share and writes this
+// instance's changes that needed no claim (ledger.go). A failed watch is
+// followed again a second later: meanwhile claims still hold, as every
+// conflict reads the entry afresh.
+func (d *Daemon) shareReservations(ctx context.Context, ledger *natsbus.Ledger) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		for ctx.Err() == nil {
+			if err := ledger.Watch(ctx, d.h.LedgerSeen); err != nil && ctx.Err() == nil {
+				d.deps.Log.Warn("capacity ledger watch", zap.Error(err))
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		t := d.deps.Clock.NewTicker(ledgerFlush)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C():
+			}
+			if err := d.h.FlushLedger(ctx); err != nil && ctx.Err() == nil {
+				d.deps.Log.Warn("capacity ledger", zap.Error(err))
+			}
+		}
+	})
+	return g.Wait()
 }
 
 // recoverHistory owes the failover records the remembered placements imply

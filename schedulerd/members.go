@@ -110,6 +110,13 @@ func (v *memberView) clusters(reserved func(cluster string, allocating corev1.Re
 	return out
 }
 
+// reportsCapacity reports whether cluster's free capacity is known (a
+// capacity report is held): only there can it limit a placement.
+func (v *memberView) reportsCapacity(cluster string) bool {
+	m := v.byName[cluster]
+	return m != nil && m.capacity != nil
+}
+
 // snapshotFor is the snapshot a decision on b reads: built when a cluster
 // changed; for the capacity-driven strategies, with the latest
 // reservations (only the clusters whose reservations changed are derived
