@@ -95,7 +95,7 @@ func TestALedgerEntryCountsTheOtherInstancesUnexpiredShares(t *testing.T) {
 		{"an empty entry counts nothing", ledgerEntry{}, nil, time.Time{}},
 		{"this instance's own share is not counted", ledgerEntry{Shares: map[string]ledgerShare{"a": share(500, time.Minute)}}, nil, time.Time{}},
 		{"the others' shares are summed, the earliest expiry kept",
-			ledgerEntry{Shares: map[string]ledgerShare{"a": share(500, time.Minute), "b": share(200, time.Minute), "c": share(300, 2 * time.Minute)}},
+			ledgerEntry{Shares: map[string]ledgerShare{"a": share(500, time.Minute), "b": share(200, time.Minute), "c": share(300, 2*time.Minute)}},
 			map[corev1.ResourceName]int64{corev1.ResourceCPU: 500}, now.Add(time.Minute)},
 		{"an expired share is not counted",
 			ledgerEntry{Shares: map[string]ledgerShare{"b": share(200, -time.Second), "c": share(300, time.Minute)}},
