@@ -110,8 +110,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.h.SetLedger(ledger, in.Name())
 	n := in.Partitions()
+	d.h.SetLedger(ledger, in.Name(), func() bool { return in.Holds() == n })
 	items := natsbus.PartitionItems(n)
 	d.h.SetOwner(func(k events.ObjectKey) bool { return in.Owns(events.PartitionItem(events.Partition(k, n))) })
 	// Consumers created now read on from what the rebuild reads.
@@ -155,7 +155,15 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g.Go(func() error { return d.tick(ctx) })
 	g.Go(func() error { return d.shareReservations(ctx, ledger) })
 	g.Go(func() error {
-		return in.Run(ctx, func() []string { return items }, func(gained, _ []string) { d.takeOver(ctx, gained, n) })
+		return in.Run(ctx, func() []string { return items }, func(gained, lost []string) {
+			if len(lost) > 0 {
+				// Placed alone, without claims: shared before the taker acts.
+				if err := d.h.FlushLedger(ctx, true); err != nil {
+					d.deps.Log.Warn("capacity ledger", zap.Error(err))
+				}
+			}
+			d.takeOver(ctx, gained, n)
+		})
 	})
 	return g.Wait()
 }
@@ -238,7 +246,7 @@ func (d *Daemon) shareReservations(ctx context.Context, ledger *natsbus.Ledger) 
 				return nil
 			case <-t.C():
 			}
-			if err := d.h.FlushLedger(ctx); err != nil && ctx.Err() == nil {
+			if err := d.h.FlushLedger(ctx, false); err != nil && ctx.Err() == nil {
 				d.deps.Log.Warn("capacity ledger", zap.Error(err))
 			}
 		}

@@ -26,9 +26,15 @@ import (
 //   - before a placement whose replicas depend on free capacity is
 //     published, this instance's new share of every cluster it adds
 //     replicas to is written at that revision (claim). A conflict means
-//     another instance wrote since: the entry is read again and the
-//     decision made again with the new figures. A placement whose claim
-//     failed is never published;
+//     another instance wrote since: the entry is read again; if every
+//     share still fits in the cluster's free capacity the share is written
+//     at the new revision, and if not the decision is made again with the
+//     new figures. A placement whose claim failed is never published;
+//   - an instance that holds every partition claims nothing: no other
+//     instance decides anything, so none can race it (a single instance
+//     costs what it did). It shares its reservations by the flush, and
+//     at once when it loses a partition, before the instance that takes
+//     the partition decides (a taker acts from its next round);
 //   - every other change of this instance's share (placements that do not
 //     depend on capacity, releases, expired reservations) is written within
 //     ledgerFlush (flush): late, it only makes the others more careful;
@@ -151,6 +157,8 @@ func plus(total map[corev1.ResourceName]int64, per []milliResource, n int32) map
 type ledger struct {
 	store LedgerStore
 	self  string
+	// alone reports that this instance holds every partition (nil: never).
+	alone func() bool
 	// entries and revs: each cluster's entry at the latest revision seen.
 	entries map[string]ledgerEntry
 	revs    map[string]uint64
@@ -159,9 +167,10 @@ type ledger struct {
 	nextExpiry, lastFlush time.Time
 }
 
-// use makes the ledger share through store as instance self.
-func (l *ledger) use(store LedgerStore, self string) {
-	*l = ledger{store: store, self: self, entries: map[string]ledgerEntry{}, revs: map[string]uint64{}}
+// use makes the ledger share through store as instance self; alone: see
+// ledger.alone.
+func (l *ledger) use(store LedgerStore, self string, alone func() bool) {
+	*l = ledger{store: store, self: self, alone: alone, entries: map[string]ledgerEntry{}, revs: map[string]uint64{}}
 }
 
 // seen takes in cluster's entry at rev (value nil: none) unless a newer
@@ -205,10 +214,13 @@ func (l *ledger) expire(rs *reservations, now time.Time) {
 // claim writes, before a placement is published, this instance's share of
 // every cluster the placement adds replicas to, where free capacity
 // limits them: bindings with requests under a strategy that reads free
-// capacity, on clusters that report it (limited). Any other placement
-// costs no round-trip. errLedgerMoved: decide again.
-func (l *ledger) claim(ctx context.Context, rs *reservations, b events.Binding, before, after []events.TargetCluster, limited func(string) bool, now time.Time) error {
-	if l.store == nil || len(b.ReplicaRequirements) == 0 || !needsCapacity(b) {
+// capacity, on clusters that report it (limited), by an instance not
+// alone. Any other placement costs no round-trip. fits reports whether the
+// others' shares and this instance's fit in a cluster's free capacity.
+// errLedgerMoved: it no longer fits; decide again.
+func (l *ledger) claim(ctx context.Context, rs *reservations, b events.Binding, before, after []events.TargetCluster, limited func(string) bool,
+	fits func(cluster string, others, own map[corev1.ResourceName]int64) bool, now time.Time) error {
+	if l.store == nil || len(b.ReplicaRequirements) == 0 || !needsCapacity(b) || l.alone != nil && l.alone() {
 		return nil
 	}
 	had := make(map[string]int32, len(before))
@@ -227,7 +239,14 @@ func (l *ledger) claim(ctx context.Context, rs *reservations, b events.Binding, 
 				per = t.perReplica // what reserve adds for this template
 			}
 		}
-		if err := l.write(ctx, rs, c.Name, plus(rs.totals[c.Name], per, delta), now); err != nil {
+		share := plus(rs.totals[c.Name], per, delta)
+		err := l.write(ctx, rs, c.Name, share, now)
+		// Another instance wrote meanwhile: while what all hold still fits,
+		// the decision stands and the share is written at the new revision.
+		for try := 1; try < maxClaims && errors.Is(err, errLedgerMoved) && fits(c.Name, rs.shared[c.Name], share); try++ {
+			err = l.write(ctx, rs, c.Name, share, now)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -259,13 +278,13 @@ func (l *ledger) write(ctx context.Context, rs *reservations, cluster string, re
 	return nil
 }
 
-// flush writes, at most once per ledgerFlush, this instance's share of
+// flush writes, at most once per ledgerFlush (unless now), this instance's share of
 // every cluster where the ledger holds another figure than its
 // reservations: releases, placements that claimed nothing, a claim whose
 // placement was not published, a share left by this instance's previous
-// run. A conflict leaves the cluster to the next flush.
-func (l *ledger) flush(ctx context.Context, rs *reservations, now time.Time) error {
-	if l.store == nil || now.Sub(l.lastFlush) < ledgerFlush {
+// run. A conflict reads the entry again and writes again.
+func (l *ledger) flush(ctx context.Context, rs *reservations, now time.Time, atOnce bool) error {
+	if l.store == nil || !atOnce && now.Sub(l.lastFlush) < ledgerFlush {
 		return nil
 	}
 	l.lastFlush = now
@@ -284,7 +303,11 @@ func (l *ledger) flush(ctx context.Context, rs *reservations, now time.Time) err
 		if sameTotal(held.Reserved, rs.totals[c]) && (isZero(held.Reserved) || now.Before(held.Until.Add(-ReservationTTL/2))) {
 			continue // up to date, and not half-way to expiring
 		}
-		if err := l.write(ctx, rs, c, rs.totals[c], now); err != nil && !errors.Is(err, errLedgerMoved) {
+		err := l.write(ctx, rs, c, rs.totals[c], now)
+		for try := 1; try < maxClaims && errors.Is(err, errLedgerMoved); try++ {
+			err = l.write(ctx, rs, c, rs.totals[c], now) // the entry was read again
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -293,15 +316,17 @@ func (l *ledger) flush(ctx context.Context, rs *reservations, now time.Time) err
 
 // SetLedger makes the handler share its reservations with the other
 // schedulerd instances through store, as instance self (nil: it shares
-// nothing, as a single instance did before the ledger).
-func (h *Handler) SetLedger(store LedgerStore, self string) {
+// nothing, as a single instance did before the ledger); alone reports that
+// this instance holds every partition, when its placements need no claim
+// (nil: never).
+func (h *Handler) SetLedger(store LedgerStore, self string, alone func() bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if store == nil {
 		h.ledger = ledger{}
 		return
 	}
-	h.ledger.use(store, self)
+	h.ledger.use(store, self, alone)
 }
 
 // LedgerSeen takes in a cluster's ledger entry at rev as the watch
@@ -313,9 +338,10 @@ func (h *Handler) LedgerSeen(cluster string, value []byte, rev uint64) {
 }
 
 // FlushLedger writes what changed of this instance's reservations and
-// needed no claim (at most once per ledgerFlush).
-func (h *Handler) FlushLedger(ctx context.Context) error {
+// needed no claim: at most once per ledgerFlush, or at once (an instance
+// that was alone lost a partition).
+func (h *Handler) FlushLedger(ctx context.Context, atOnce bool) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.ledger.flush(ctx, &h.reserved, h.now())
+	return h.ledger.flush(ctx, &h.reserved, h.now(), atOnce)
 }

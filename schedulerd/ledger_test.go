@@ -207,7 +207,7 @@ func ledgerHandler(t *testing.T, clk *testClock) (*Handler, *eventstest.Recorder
 	capacityOf(t, h, "cluster1", "0", clk.t)
 	capacityOf(t, h, "cluster2", "0", clk.t)
 	f := newFakeLedger()
-	h.SetLedger(f, "a")
+	h.SetLedger(f, "a", nil)
 	return h, rec, f
 }
 
@@ -257,25 +257,28 @@ func TestOnlyPlacementsFreeCapacityLimitsCostAWriteBeforeTheyArePublished(t *tes
 	tests := []struct {
 		name      string
 		binding   events.Binding
+		alone     bool
 		wantPuts  int
 		wantFlush int
 	}{
-		{"a capacity-driven placement with requests claims each cluster it adds to", dynamicBinding("x", 12, 1), 2, 0},
+		{"a capacity-driven placement with requests claims each cluster it adds to", dynamicBinding("x", 12, 1), false, 2, 0},
+		{"an instance holding every partition claims nothing and shares by the next flush", dynamicBinding("x", 12, 1), true, 0, 2},
 		{"a placement by static weights claims nothing and is shared by the next flush", func() events.Binding {
 			b := weighted(4, 1, map[string]int64{"cluster1": 1, "cluster2": 1})
 			b.ReplicaRequirements = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 			return b
-		}(), 0, 2},
+		}(), false, 0, 2},
 		{"a template without requests claims nothing and shares nothing", func() events.Binding {
 			b := dynamicBinding("x", 12, 1)
 			b.ReplicaRequirements = nil
 			return b
-		}(), 0, 0},
+		}(), false, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 			h, _, f := ledgerHandler(t, clk)
+			h.SetLedger(f, "a", func() bool { return tt.alone })
 			if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, tt.binding)); err != nil {
 				t.Fatal(err)
 			}
@@ -283,7 +286,7 @@ func TestOnlyPlacementsFreeCapacityLimitsCostAWriteBeforeTheyArePublished(t *tes
 				t.Errorf("writes before publishing: want %d, got %d", tt.wantPuts, f.puts)
 			}
 			clk.advance(ledgerFlush)
-			if err := h.FlushLedger(context.Background()); err != nil {
+			if err := h.FlushLedger(context.Background(), false); err != nil {
 				t.Fatal(err)
 			}
 			if got := f.puts - tt.wantPuts; got != tt.wantFlush {
@@ -314,7 +317,7 @@ func TestReleasesLeaveTheLedgerAndAnExpiredShareStopsCounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	clk.advance(ledgerFlush)
-	if err := h.FlushLedger(ctx); err != nil {
+	if err := h.FlushLedger(ctx, false); err != nil {
 		t.Fatal(err)
 	}
 	var e ledgerEntry
@@ -331,5 +334,32 @@ func TestReleasesLeaveTheLedgerAndAnExpiredShareStopsCounting(t *testing.T) {
 	}
 	if diff := cmp.Diff(map[string]int32{"cluster1": 10, "cluster2": 10}, replicasOn(h.book.placements[dynamicBinding("y", 20, 1).Key])); diff != "" {
 		t.Errorf("after the other share expired (-want +got):\n%s", diff)
+	}
+}
+
+// A share another instance wrote meanwhile that leaves room for this
+// placement does not change it: the claim is written again at the new
+// revision.
+func TestAClaimThatStillFitsBesideAnotherInstancesNewShareIsWrittenAgainUnchanged(t *testing.T) {
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec, f := ledgerHandler(t, clk)
+	f.before = func(f *fakeLedger, cluster string) {
+		if f.values["cluster1"] == nil {
+			f.set(t, "cluster1", "b", 100, clk.t.Add(time.Minute))
+		}
+	}
+	if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, dynamicBinding("x", 12, 1))); err != nil {
+		t.Fatal(err)
+	}
+	ps := placements(rec)
+	if len(ps) != 1 {
+		t.Fatalf("want one placement published, got %d", len(ps))
+	}
+	if diff := cmp.Diff(map[string]int32{"cluster1": 6, "cluster2": 6}, replicasOn(ps[0])); diff != "" {
+		t.Errorf("replicas (-want +got):\n%s", diff)
+	}
+	// cluster1: a conflict and a second write; cluster2: one write.
+	if f.puts != 3 {
+		t.Errorf("writes: want 3, got %d", f.puts)
 	}
 }

@@ -111,8 +111,9 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 		}
 		// What the placement adds where capacity limits it is claimed in
 		// the ledger shared with the other instances before it is
-		// published; if one of them wrote meanwhile, decide again.
-		err := h.ledger.claim(ctx, &h.reserved, b, before, p.Clusters, h.members.reportsCapacity, h.now())
+		// published; if what they reserved meanwhile leaves too little
+		// room, decide again.
+		err := h.ledger.claim(ctx, &h.reserved, b, before, p.Clusters, h.members.reportsCapacity, h.members.fits, h.now())
 		if err == nil {
 			break
 		}
