@@ -205,7 +205,13 @@ func (d *Daemon) takeOver(ctx context.Context, gained []string, n int) {
 // tick runs the failover clock: due tolerations, grace periods and
 // deferred evictions. A failed publish is retried on the next tick.
 func (d *Daemon) tick(ctx context.Context) error {
-	t := d.deps.Clock.NewTicker(d.cfg.FailoverTick)
+	return d.every(ctx, d.cfg.FailoverTick, "failover tick", d.h.Tick)
+}
+
+// every calls fn every period until ctx is done; a failure is logged as
+// what, and fn runs again at the next period.
+func (d *Daemon) every(ctx context.Context, period time.Duration, what string, fn func(context.Context) error) error {
+	t := d.deps.Clock.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
@@ -213,8 +219,8 @@ func (d *Daemon) tick(ctx context.Context) error {
 			return nil
 		case <-t.C():
 		}
-		if err := d.h.Tick(ctx); err != nil && ctx.Err() == nil {
-			d.deps.Log.Warn("failover tick", zap.Error(err))
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			d.deps.Log.Warn(what, zap.Error(err))
 		}
 	}
 }
@@ -238,18 +244,7 @@ func (d *Daemon) shareReservations(ctx context.Context, ledger *natsbus.Ledger) 
 		return nil
 	})
 	g.Go(func() error {
-		t := d.deps.Clock.NewTicker(ledgerFlush)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-t.C():
-			}
-			if err := d.h.FlushLedger(ctx, false); err != nil && ctx.Err() == nil {
-				d.deps.Log.Warn("capacity ledger", zap.Error(err))
-			}
-		}
+		return d.every(ctx, ledgerFlush, "capacity ledger", func(ctx context.Context) error { return d.h.FlushLedger(ctx, false) })
 	})
 	return g.Wait()
 }
