@@ -3,9 +3,13 @@ package policyd
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
@@ -29,17 +33,35 @@ type Daemon struct {
 	cfg  Config
 	deps Deps
 	h    *Handler
+	// mu serialises the handler's input and the take-overs of partitions.
+	mu sync.Mutex
+	// loaded: the partitions held whose templates the state holds (under
+	// mu). A partition is held before it is taken over: until then its
+	// inputs are left to the take-over, which reads them from the stream.
+	loaded map[string]bool
 }
 
-// ConsumerName is policyd's durable consumer on the input stream. Several
-// policyd instances bound to it would split the input; see DESIGN.md for why
-// policyd runs as one active instance.
+// ConsumerName is policyd's durable consumer on the input stream, slot 0's
+// (a single instance's); an instance in slot k reads through
+// `policyd-input-<k>` (natsbus.SlotConsumer).
 const ConsumerName = "policyd-input"
 
 // Consumers are the durable consumers policyd binds (its doc.go table
-// lists what they carry).
-func Consumers(Config) []natsbus.ConsumerSpec {
-	return []natsbus.ConsumerSpec{{Name: ConsumerName, Stream: events.StreamInput, Subjects: []string{events.AllInput}}}
+// lists what they carry): slot 0's.
+func Consumers(Config) []natsbus.ConsumerSpec { return slotConsumers(0) }
+
+// EveryConsumer lists the consumers of every slot an instance may hold,
+// for credentials.
+func EveryConsumer() []natsbus.ConsumerSpec { return natsbus.EverySlot(slotConsumers) }
+
+// slotConsumers are the consumers of the instance holding slot: every
+// instance reads every input (partitions.go).
+func slotConsumers(slot int) []natsbus.ConsumerSpec {
+	spec := natsbus.ConsumerSpec{Name: natsbus.SlotConsumer(ConsumerName, slot), Stream: events.StreamInput, Subjects: []string{events.AllInput}}
+	if slot > 0 {
+		spec.InactiveThreshold = natsbus.SlotInactivity
+	}
+	return []natsbus.ConsumerSpec{spec}
 }
 
 // Produces are the event types policyd publishes.
@@ -62,21 +84,192 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	return &Daemon{cfg: cfg, deps: deps, h: h}, nil
 }
 
-// Run rebuilds the state from the bus, then handles input until ctx is done.
+// Run joins policyd's instances, rebuilds the state from the bus, then
+// handles input until ctx is done, publishing for the partitions it holds.
 func (d *Daemon) Run(ctx context.Context) error {
-	if err := d.deps.Bus.EnsureStreams(ctx); err != nil {
+	bus := d.deps.Bus
+	if err := bus.EnsureStreams(ctx); err != nil {
+		return err
+	}
+	in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: "policyd", Instance: d.cfg.Instance, Version: d.cfg.Version, Partitions: d.cfg.Partitions, Lease: d.cfg.Lease})
+	if err != nil {
+		return err
+	}
+	n := in.Partitions()
+	items := natsbus.PartitionItems(n)
+	d.h.SetOwner(func(k events.ObjectKey) bool {
+		item := events.PartitionItem(events.Partition(k, n))
+		return d.loaded[item] && in.Owns(item)
+	})
+	spec := slotConsumers(in.Slot())[0]
+	peers, err := in.Peers(ctx)
+	if err != nil {
+		return err
+	}
+	// Alone in slot 0, the consumer resumes where this daemon stopped, and
+	// what it published is all there is. Beside others, they handled
+	// inputs meanwhile that this state lacks: the inputs are replayed.
+	replay := in.Slot() > 0 || len(peers) > 0
+	input, err := bus.StreamState(ctx, events.StreamInput)
+	if err != nil {
 		return err
 	}
 	if err := d.rebuild(ctx); err != nil {
 		return fmt.Errorf("policyd rebuild: %w", err)
 	}
-	c, err := d.deps.Bus.Bind(ctx, Consumers(d.cfg)[0])
+	d.sameStream(input)
+	if replay {
+		d.h.replayThrough = input.LastSeq
+		if err := bus.DropConsumer(ctx, spec.Stream, spec.Name); err != nil {
+			return err
+		}
+	}
+	if _, _, err := in.Balance(ctx, items); err != nil {
+		return err
+	}
+	// The rebuild read every partition's templates: those held are loaded.
+	d.loaded = map[string]bool{}
+	for _, item := range in.Owned() {
+		d.loaded[item] = true
+	}
+	d.h.Forget(func(k events.ObjectKey) bool { return !d.h.mine(k) })
+	c, err := bus.Bind(ctx, spec)
 	if err != nil {
 		return err
 	}
-	d.deps.Health.Add("consumer "+ConsumerName, c.Ready)
-	d.deps.Log.Info("policyd ready", zap.Int("objects", len(d.h.st.records)), zap.Int("bindings", len(d.h.st.bindings)))
-	return c.Run(ctx, d.h.Handle)
+	d.deps.Health.Add("consumer "+spec.Name, c.Ready)
+	d.deps.Log.Info("policyd ready", zap.String("instance", in.Name()), zap.Int("partitions", n), zap.Strings("owned", in.Owned()),
+		zap.Bool("replaying", replay), zap.Int("objects", len(d.h.st.records)), zap.Int("bindings", len(d.h.st.bindings)))
+	g, ctx := errgroup.WithContext(ctx)
+	load := make(chan struct{}, 1)
+	g.Go(func() error {
+		return c.Run(ctx, func(ctx context.Context, e events.Event) error {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.h.Handle(ctx, e)
+		})
+	})
+	g.Go(func() error {
+		return in.Run(ctx, func() []string { return items }, func(gained, lost []string) {
+			d.moved(gained, lost, n)
+			select {
+			case load <- struct{}{}:
+			default:
+			}
+		})
+	})
+	g.Go(func() error {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			d.takeOver(ctx, in, n)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-load:
+			case <-t.C:
+			}
+		}
+	})
+	return g.Wait()
+}
+
+// sameStream forgets the input sequences records carry beyond the input
+// stream's last: the stream was made afresh since (its sequences began
+// again), so they say nothing about its inputs (state.superseded).
+func (d *Daemon) sameStream(input natsbus.StreamState) {
+	for k, seq := range d.h.st.inputs {
+		if seq > input.LastSeq {
+			delete(d.h.st.inputs, k)
+		}
+	}
+}
+
+// inPartitions reports whether a key's partition is one of items.
+func inPartitions(items []string, n int) func(events.ObjectKey) bool {
+	return func(k events.ObjectKey) bool {
+		return slices.Contains(items, events.PartitionItem(events.Partition(k, n)))
+	}
+}
+
+// moved forgets what only the owner of the partitions lost keeps, and
+// leaves the partitions gained to be taken over: held again after a lapse
+// (inputs were left to their owner meanwhile), or afresh.
+func (d *Daemon) moved(gained, lost []string, n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, item := range append(gained, lost...) {
+		delete(d.loaded, item)
+	}
+	if len(lost) > 0 {
+		d.h.Forget(inPartitions(lost, n))
+	}
+}
+
+// takeOver makes this instance the publisher of the partitions it holds
+// and has not loaded (Handler.TakeOver). A failure is logged and tried
+// again on the next call.
+func (d *Daemon) takeOver(ctx context.Context, in *natsbus.Instance, n int) {
+	// Under the lock: an input the consumer leaves to the take-over (its
+	// partition not loaded yet) is then among the inputs read.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var todo []string
+	for _, item := range in.Owned() {
+		if !d.loaded[item] {
+			todo = append(todo, item)
+		}
+	}
+	if len(todo) == 0 {
+		return
+	}
+	p, err := readPublished(ctx, d.deps.Bus)
+	var regs map[string]events.ClusterRegistration
+	var ms []natsbus.Message
+	if err == nil {
+		regs, err = readRegistrations(ctx, d.deps.Bus)
+	}
+	if err == nil {
+		ms, err = d.deps.Bus.LatestPerSubject(ctx, events.StreamInput, events.AllInput)
+	}
+	if err != nil {
+		d.deps.Log.Warn("take over partitions: reading what was published", zap.Strings("partitions", todo), zap.Error(err))
+		return
+	}
+	latest := make([]Input, 0, len(ms))
+	for _, m := range ms {
+		if m.Err == nil {
+			latest = append(latest, Input{Event: m.Event, Subject: m.Subject, Sequence: m.Sequence})
+		}
+	}
+	for _, item := range todo {
+		d.loaded[item] = true
+	}
+	missing, err := d.h.TakeOver(ctx, p, regs, latest, inPartitions(todo, n))
+	if err != nil {
+		for _, item := range todo {
+			delete(d.loaded, item)
+		}
+		d.deps.Log.Warn("take over partitions", zap.Strings("partitions", todo), zap.Error(err))
+		return
+	}
+	if missing > 0 {
+		d.deps.Log.Info("took over partitions: published what their last owner had not", zap.Strings("partitions", todo), zap.Int("events", missing))
+	}
+}
+
+// readRegistrations reads the latest registration or deregistration of
+// every cluster, by name.
+func readRegistrations(ctx context.Context, bus *natsbus.Bus) (map[string]events.ClusterRegistration, error) {
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
+	out := make(map[string]events.ClusterRegistration, len(ms))
+	for _, m := range ms {
+		var r events.ClusterRegistration
+		if m.Err == nil && events.Decode(m.Event, &r) == nil {
+			out[r.Name] = r
+		}
+	}
+	return out, err
 }
 
 // rebuild reads back what policyd has published: accepted objects (a
