@@ -29,7 +29,6 @@ func runInstance(t *testing.T, url, name string) func() {
 	return eventstest.Running(t, d.Run)
 }
 
-
 // app is Deployment name, which the policy "all" claims.
 func app(name string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(deployment, "my-app", name), "replicas: 6", "replicas: 2")
@@ -69,7 +68,9 @@ func TestTwoPolicydInstancesBindEveryTemplateOnceAndOneBindsAllWhenTheOtherStops
 		publishInput(t, bus, applied(t, app(fmt.Sprintf("app-%02d", i))))
 	}
 	runInstance(t, url, "b")
-	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool { return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "policyd")) })
+	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool {
+		return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "policyd"))
+	})
 	// The policy comes after the templates: each instance binds its own
 	// partitions' templates, which it knows only by reading every input.
 	publishInput(t, bus, applied(t, policyDoc("all", "", 0)))

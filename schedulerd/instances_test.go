@@ -30,7 +30,6 @@ func runInstance(t *testing.T, url, name string) func() {
 	return eventstest.Running(t, d.Run)
 }
 
-
 // decided reads every placement.decided stored, by key: the binding
 // revisions decided, in order, and the instances that decided them.
 func decided(t *testing.T, bus *natsbus.Bus) (revisions map[string][]int64, by map[string][]string) {
@@ -61,7 +60,9 @@ func TestTwoSchedulerdInstancesShareTheTemplatesAndOneTakesAllWhenTheOtherStops(
 	stopA := runInstance(t, url, "a")
 	eventstest.Eventually(t, "a to hold every partition", func() bool { return cmp.Equal(map[string]int{"a": 4}, eventstest.PartitionsHeld(t, bus, "schedulerd")) })
 	runInstance(t, url, "b")
-	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool { return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "schedulerd")) })
+	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool {
+		return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "schedulerd"))
+	})
 
 	const templates = 24
 	bind := func(rev int64) {

@@ -30,7 +30,9 @@ func TestTwoInstancesRacingForRoomForTenReplicasPlaceExactlyTen(t *testing.T) {
 	runInstance(t, url, "a")
 	eventstest.Eventually(t, "a to hold every partition", func() bool { return cmp.Equal(map[string]int{"a": 4}, eventstest.PartitionsHeld(t, bus, "schedulerd")) })
 	runInstance(t, url, "b")
-	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool { return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "schedulerd")) })
+	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool {
+		return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "schedulerd"))
+	})
 
 	for i := range templates {
 		b := dynamicBinding(fmt.Sprintf("app-%02d", i), 1, 1)
