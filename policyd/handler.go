@@ -43,11 +43,16 @@ type Handler struct {
 	// last owner may not have.
 	replayThrough uint64
 	catchingUp    bool
+	// causes: the input behind the latest effect about each key, published
+	// or not, so that what a take-over publishes for another instance's
+	// unpublished effect answers the same input (the CLI waits for it).
+	causes map[events.ObjectKey]cause
 }
 
 // NewHandler returns a handler with empty state.
 func NewHandler(pub events.Publisher, instance string, log *zap.Logger) *Handler {
-	return &Handler{pub: pub, source: "/policyd/" + instance, log: log, st: newState(), clock: clock.Real, metrics: newMetrics(nil)}
+	return &Handler{pub: pub, source: "/policyd/" + instance, log: log, st: newState(), clock: clock.Real, metrics: newMetrics(nil),
+		causes: map[events.ObjectKey]cause{}}
 }
 
 func (h *Handler) now() time.Time { return h.clock.Now() }
@@ -549,6 +554,9 @@ func sameBinding(a, b events.Binding) bool {
 // holds it; another instance's effects change only this one's state
 // (partitions.go says why).
 func (h *Handler) publish(ctx context.Context, cause events.Event, owner events.ObjectKey, t events.Type, natsSubject, subject, id string, data any) error {
+	if cause.ID() != "" {
+		h.causes[owner] = causeOf(cause)
+	}
 	if !h.mine(owner) {
 		return nil
 	}

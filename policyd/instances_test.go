@@ -135,8 +135,11 @@ func TestAPartitionsNewOwnerPublishesWhatItsLastOwnerHadNot(t *testing.T) {
 	owned := false
 	h.SetOwner(func(events.ObjectKey) bool { return owned }, nil)
 	ctx := context.Background()
+	var two events.Event
 	for _, doc := range []string{policyDoc("all", "", 0), app("one"), app("two")} {
-		if err := h.Handle(ctx, applied(t, doc)); err != nil {
+		e := applied(t, doc)
+		two = e // the last
+		if err := h.Handle(ctx, e); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -157,9 +160,10 @@ func TestAPartitionsNewOwnerPublishesWhatItsLastOwnerHadNot(t *testing.T) {
 	}
 	var got []string
 	for _, p := range rec.Events {
-		got = append(got, p.Event.Type()+" "+p.Event.Subject())
+		got = append(got, p.Event.Type()+" "+p.Event.Subject()+" answering "+events.CausationID(p.Event))
 	}
-	want := []string{string(events.TypeBindingChanged) + " " + events.KeyOf("apps/v1", "Deployment", "default", "two").String()}
+	// It answers the input that caused it: the CLI that applied "two" waits for that.
+	want := []string{string(events.TypeBindingChanged) + " " + events.KeyOf("apps/v1", "Deployment", "default", "two").String() + " answering " + two.ID()}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("published on taking over (-want +got):\n%s", diff)
 	}

@@ -127,8 +127,27 @@ func (h *Handler) Forget(lost func(events.ObjectKey) bool) {
 			delete(h.st.bindingLive, k)
 			delete(h.st.bindingCause, k)
 			delete(h.st.inputs, k)
+			delete(h.causes, k)
 		}
 	}
+}
+
+// cause is the causation and correlation an effect of an input carries.
+type cause struct{ causation, correlation string }
+
+// causeOf is what events.CausedBy would stamp for e.
+func causeOf(e events.Event) cause {
+	corr := events.CorrelationID(e)
+	if corr == "" {
+		corr = e.ID()
+	}
+	return cause{causation: e.ID(), correlation: corr}
+}
+
+// stamp marks out as caused as c says.
+func (c cause) stamp(out *events.Event) {
+	out.SetExtension(events.ExtCausationID, c.causation)
+	out.SetExtension(events.ExtCorrelationID, c.correlation)
 }
 
 // Input is an input as its stream holds it.
@@ -206,6 +225,9 @@ func (h *Handler) publishNewer(ctx context.Context, pub published, regs map[stri
 		out, err := events.NewWithID(id, t, h.source, subject, data)
 		if err != nil {
 			return err
+		}
+		if c, ok := h.causes[owner]; ok {
+			c.stamp(&out)
 		}
 		n++
 		return events.PublishEffect(ctx, h.pub, natsSubject, out)

@@ -45,14 +45,22 @@ func (b *Bus) fixPartitions(ctx context.Context, want int) (int, error) {
 	if first == 0 {
 		first = DefaultPartitions
 	}
-	if _, err := kv.Create(ctx, partitionsKey, []byte(strconv.Itoa(first))); err == nil {
-		return first, nil
-	} else if !errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, fmt.Errorf("partition count: %w", err)
-	}
-	e, err := kv.Get(ctx, partitionsKey)
+	// Asked again while the cluster cannot answer (a node frozen or just
+	// restarted at a daemon's start): untilAnswered.
+	var e jetstream.KeyValueEntry
+	err = b.untilAnswered(ctx, "partition count", transient, func() error {
+		if _, err := kv.Create(ctx, partitionsKey, []byte(strconv.Itoa(first))); err == nil || !errors.Is(err, jetstream.ErrKeyExists) {
+			return err
+		}
+		var err error
+		e, err = kv.Get(ctx, partitionsKey)
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("partition count: %w", err)
+	}
+	if e == nil {
+		return first, nil
 	}
 	n, err := strconv.Atoi(string(e.Value()))
 	if err != nil || n <= 0 {
