@@ -66,11 +66,7 @@ func Consumers(Config) []natsbus.ConsumerSpec { return []natsbus.ConsumerSpec{me
 // EveryConsumer lists the consumers of every slot an instance may hold
 // (natsbus.SlotConsumer), for credentials.
 func EveryConsumer() []natsbus.ConsumerSpec {
-	out := make([]natsbus.ConsumerSpec, 0, natsbus.MaxInstances)
-	for slot := range natsbus.MaxInstances {
-		out = append(out, membersConsumer(slot))
-	}
-	return out
+	return natsbus.EverySlot(func(slot int) []natsbus.ConsumerSpec { return []natsbus.ConsumerSpec{membersConsumer(slot)} })
 }
 
 // membersConsumer follows registrations for the instance holding slot:

@@ -3,6 +3,7 @@ package policyd
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -16,6 +17,13 @@ type Config struct {
 	// object.rejected instead of binding it, so one mistyped count cannot
 	// flood the members. 0 means no limit.
 	MaxReplicas int32
+	// Version is what the instance registers as its version.
+	Version string
+	// Partitions asks for a partition count (0: the one fixed, or
+	// natsbus.DefaultPartitions on the first start); Lease is the lease
+	// period used if this instance creates the buckets (0: the default).
+	Partitions int
+	Lease      time.Duration
 }
 
 // DefaultConfig returns the defaults.
@@ -29,6 +37,12 @@ func (c Config) Validate() error {
 	}
 	if c.MaxReplicas < 0 {
 		errs = append(errs, fmt.Errorf("maxReplicas: %d is negative (0 means no limit)", c.MaxReplicas))
+	}
+	if c.Partitions < 0 {
+		errs = append(errs, fmt.Errorf("partitions: must not be negative"))
+	}
+	if c.Lease < 0 {
+		errs = append(errs, fmt.Errorf("lease: must not be negative"))
 	}
 	return errors.Join(errs...)
 }

@@ -3,9 +3,12 @@ package policyd
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
@@ -29,17 +32,31 @@ type Daemon struct {
 	cfg  Config
 	deps Deps
 	h    *Handler
+	// mu serialises the handler's input and the take-overs of partitions.
+	mu sync.Mutex
 }
 
-// ConsumerName is policyd's durable consumer on the input stream. Several
-// policyd instances bound to it would split the input; see DESIGN.md for why
-// policyd runs as one active instance.
+// ConsumerName is policyd's durable consumer on the input stream, slot 0's
+// (a single instance's); an instance in slot k reads through
+// `policyd-input-<k>` (natsbus.SlotConsumer).
 const ConsumerName = "policyd-input"
 
 // Consumers are the durable consumers policyd binds (its doc.go table
-// lists what they carry).
-func Consumers(Config) []natsbus.ConsumerSpec {
-	return []natsbus.ConsumerSpec{{Name: ConsumerName, Stream: events.StreamInput, Subjects: []string{events.AllInput}}}
+// lists what they carry): slot 0's.
+func Consumers(Config) []natsbus.ConsumerSpec { return slotConsumers(0) }
+
+// EveryConsumer lists the consumers of every slot an instance may hold,
+// for credentials.
+func EveryConsumer() []natsbus.ConsumerSpec { return natsbus.EverySlot(slotConsumers) }
+
+// slotConsumers are the consumers of the instance holding slot: every
+// instance reads every input (partitions.go).
+func slotConsumers(slot int) []natsbus.ConsumerSpec {
+	spec := natsbus.ConsumerSpec{Name: natsbus.SlotConsumer(ConsumerName, slot), Stream: events.StreamInput, Subjects: []string{events.AllInput}}
+	if slot > 0 {
+		spec.InactiveThreshold = natsbus.SlotInactivity
+	}
+	return []natsbus.ConsumerSpec{spec}
 }
 
 // Produces are the event types policyd publishes.
@@ -62,21 +79,123 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 	return &Daemon{cfg: cfg, deps: deps, h: h}, nil
 }
 
-// Run rebuilds the state from the bus, then handles input until ctx is done.
+// Run joins policyd's instances, rebuilds the state from the bus, then
+// handles input until ctx is done, publishing for the partitions it holds.
 func (d *Daemon) Run(ctx context.Context) error {
-	if err := d.deps.Bus.EnsureStreams(ctx); err != nil {
+	bus := d.deps.Bus
+	if err := bus.EnsureStreams(ctx); err != nil {
 		return err
+	}
+	in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: "policyd", Instance: d.cfg.Instance, Version: d.cfg.Version, Partitions: d.cfg.Partitions, Lease: d.cfg.Lease})
+	if err != nil {
+		return err
+	}
+	n := in.Partitions()
+	items := natsbus.PartitionItems(n)
+	d.h.SetOwner(func(k events.ObjectKey) bool { return in.Owns(events.PartitionItem(events.Partition(k, n))) })
+	spec := slotConsumers(in.Slot())[0]
+	peers, err := in.Peers(ctx)
+	if err != nil {
+		return err
+	}
+	// Alone in slot 0, the consumer resumes where this daemon stopped, and
+	// what it published is all there is. Beside others, they handled
+	// inputs meanwhile that this state lacks: the inputs are replayed.
+	replay := in.Slot() > 0 || len(peers) > 0
+	var input natsbus.StreamState
+	if replay {
+		if input, err = bus.StreamState(ctx, events.StreamInput); err != nil {
+			return err
+		}
 	}
 	if err := d.rebuild(ctx); err != nil {
 		return fmt.Errorf("policyd rebuild: %w", err)
 	}
-	c, err := d.deps.Bus.Bind(ctx, Consumers(d.cfg)[0])
+	if replay {
+		d.replayFrom(input)
+		if err := bus.DropConsumer(ctx, spec.Stream, spec.Name); err != nil {
+			return err
+		}
+	}
+	if _, _, err := in.Balance(ctx, items); err != nil {
+		return err
+	}
+	c, err := bus.Bind(ctx, spec)
 	if err != nil {
 		return err
 	}
-	d.deps.Health.Add("consumer "+ConsumerName, c.Ready)
-	d.deps.Log.Info("policyd ready", zap.Int("objects", len(d.h.st.records)), zap.Int("bindings", len(d.h.st.bindings)))
-	return c.Run(ctx, d.h.Handle)
+	d.deps.Health.Add("consumer "+spec.Name, c.Ready)
+	d.deps.Log.Info("policyd ready", zap.String("instance", in.Name()), zap.Int("partitions", n), zap.Strings("owned", in.Owned()),
+		zap.Bool("replaying", replay), zap.Int("objects", len(d.h.st.records)), zap.Int("bindings", len(d.h.st.bindings)))
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return c.Run(ctx, func(ctx context.Context, e events.Event) error {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.h.Handle(ctx, e)
+		})
+	})
+	g.Go(func() error {
+		return in.Run(ctx, func() []string { return items }, func(gained, _ []string) { d.takeOver(ctx, gained, n) })
+	})
+	return g.Wait()
+}
+
+// replayFrom makes the inputs the stream holds now replayed ones
+// (partitions.go). Records carrying input sequences the stream has not
+// reached are from a stream since made afresh (its sequences began
+// again): they say nothing about this stream's inputs.
+func (d *Daemon) replayFrom(input natsbus.StreamState) {
+	for k, seq := range d.h.st.inputs {
+		if seq > input.LastSeq {
+			delete(d.h.st.inputs, k)
+		}
+	}
+	d.h.replayThrough = input.LastSeq
+}
+
+// takeOver publishes what the partitions just gained lack
+// (Handler.TakeOver). A failure is logged: the partitions' inputs are
+// handled as they arrive anyway.
+func (d *Daemon) takeOver(ctx context.Context, gained []string, n int) {
+	if len(gained) == 0 {
+		return
+	}
+	taken := func(k events.ObjectKey) bool {
+		return slices.Contains(gained, events.PartitionItem(events.Partition(k, n)))
+	}
+	p, err := readPublished(ctx, d.deps.Bus)
+	var regs map[string]events.ClusterRegistration
+	if err == nil {
+		regs, err = readRegistrations(ctx, d.deps.Bus)
+	}
+	if err != nil {
+		d.deps.Log.Warn("take over partitions: reading what was published", zap.Strings("partitions", gained), zap.Error(err))
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	sent, err := d.h.TakeOver(ctx, p.Published, regs, taken)
+	if err != nil {
+		d.deps.Log.Warn("take over partitions", zap.Strings("partitions", gained), zap.Error(err))
+	}
+	if sent > 0 {
+		d.deps.Log.Info("took over partitions: published what their last owner had not", zap.Strings("partitions", gained), zap.Int("events", sent))
+	}
+}
+
+// readRegistrations reads the latest registration or deregistration of
+// every cluster, by name.
+func readRegistrations(ctx context.Context, bus *natsbus.Bus) (map[string]events.ClusterRegistration, error) {
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
+	out := make(map[string]events.ClusterRegistration, len(ms))
+	for _, m := range ms {
+		var r events.ClusterRegistration
+		if m.Err == nil && events.Decode(m.Event, &r) == nil {
+			out[r.Name] = r
+		}
+	}
+	return out, err
 }
 
 // rebuild reads back what policyd has published: accepted objects (a

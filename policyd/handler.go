@@ -30,6 +30,12 @@ type Handler struct {
 	metrics *metrics
 	// maxReplicas is Config.MaxReplicas (0: no limit).
 	maxReplicas int32
+	// owns reports whether this instance holds key's partition, and so
+	// publishes what key's inputs cause (nil: every key, one instance).
+	owns func(events.ObjectKey) bool
+	// replayThrough: inputs up to this stream sequence are replayed to
+	// catch the state up, not handled for the first time (partitions.go).
+	replayThrough uint64
 }
 
 // NewHandler returns a handler with empty state.
@@ -39,8 +45,23 @@ func NewHandler(pub events.Publisher, instance string, log *zap.Logger) *Handler
 
 func (h *Handler) now() time.Time { return h.clock.Now() }
 
-// Handle dispatches one input event.
+// Handle handles one input event: every instance takes every input into
+// its state, and only the owner of the input's key publishes what it
+// causes and dead-letters what it refuses (partitions.go).
 func (h *Handler) Handle(ctx context.Context, e events.Event) error {
+	if h.replayedAlready(ctx) {
+		return nil
+	}
+	err := h.dispatch(ctx, e)
+	if err != nil && events.IsPermanent(err) && (h.replaying(ctx) || !h.ownsInput(ctx)) {
+		h.log.Debug("input refused; its owner dead-letters it", zap.String("id", e.ID()), zap.Error(err))
+		return nil
+	}
+	return err
+}
+
+// dispatch dispatches one input event by its type.
+func (h *Handler) dispatch(ctx context.Context, e events.Event) error {
 	switch events.Type(e.Type()) {
 	case events.TypeObjectApplied:
 		return h.HandleObjectApplied(ctx, e)
@@ -124,8 +145,10 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 		return err
 	}
 	events.CausedBy(&out, cause)
-	if err := events.PublishEffect(ctx, h.pub, events.RejectedSubject(key), out); err != nil {
-		return err
+	if h.mine(key) && !h.replaying(ctx) { // a replayed input was answered when first handled
+		if err := events.PublishEffect(ctx, h.pub, events.RejectedSubject(key), out); err != nil {
+			return err
+		}
 	}
 	h.metrics.objects.WithLabelValues(role, "rejected").Inc()
 	msgs := make([]string, 0, len(problems))
@@ -140,22 +163,27 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 // decoded (the validated object it was encoded from), so a template is not
 // decoded a second time.
 func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.ObjectRecord, decoded map[string]any) error {
+	unchanged := false
 	if old, ok := h.st.records[rec.Key]; ok {
 		rec.Generation, rec.CreatedAt = old.Generation, old.CreatedAt
 		if string(old.Object) != string(rec.Object) || old.Role != rec.Role {
 			rec.Generation++
 		} else {
-			rec.UpdatedAt = old.UpdatedAt
+			rec.UpdatedAt, unchanged = old.UpdatedAt, true
 		}
 	}
+	// A replayed input that changes nothing was answered when first handled.
+	quiet := unchanged && h.replaying(ctx)
 	if rec.CreatedAt.IsZero() {
 		rec.CreatedAt = rec.UpdatedAt
 	}
 	if rec.Role == events.RoleTemplate {
-		return h.acceptTemplate(ctx, cause, rec, decoded)
+		return h.acceptTemplate(ctx, cause, rec, decoded, quiet)
 	}
-	if err := h.publishAccepted(ctx, cause, rec); err != nil {
-		return err
+	if !quiet {
+		if err := h.publishAccepted(ctx, cause, rec); err != nil {
+			return err
+		}
 	}
 	if err := h.st.put(rec); err != nil {
 		return events.Permanent(err)
@@ -169,7 +197,8 @@ func (h *Handler) accept(ctx context.Context, cause events.Event, rec events.Obj
 // the binding stays as it was). One stored event per accepted template
 // instead of two is a quarter of the bus's work per placement (DESIGN.md
 // decision 15).
-func (h *Handler) acceptTemplate(ctx context.Context, cause events.Event, rec events.ObjectRecord, decoded map[string]any) error {
+// quiet: publish no object.accepted (a replayed input that changed nothing).
+func (h *Handler) acceptTemplate(ctx context.Context, cause events.Event, rec events.ObjectRecord, decoded map[string]any, quiet bool) error {
 	if err := h.st.putTemplate(rec, decoded); err != nil {
 		return events.Permanent(err)
 	}
@@ -180,7 +209,7 @@ func (h *Handler) acceptTemplate(ctx context.Context, cause events.Event, rec ev
 	// A redelivered apply whose binding was already published (the ack was
 	// lost, or policyd stopped before it) has its answer: that binding.
 	answered := h.st.bindingLive[rec.Key] && h.st.bindingCause[rec.Key] == cause.ID()
-	if !bound && !answered {
+	if !bound && !answered && !quiet {
 		if err := h.publishAccepted(ctx, cause, rec); err != nil {
 			return err
 		}
@@ -213,7 +242,7 @@ func (h *Handler) rebindPrioritized(ctx context.Context, cause events.Event, rec
 }
 
 func (h *Handler) publishAccepted(ctx context.Context, cause events.Event, rec events.ObjectRecord) error {
-	return h.publish(ctx, cause, events.TypeObjectAccepted, events.ObjectSubject(rec.Key), rec.Key.String(),
+	return h.publish(ctx, cause, rec.Key, events.TypeObjectAccepted, events.ObjectSubject(rec.Key), rec.Key.String(),
 		events.DeterministicID("accepted", rec.Key.String(), fmt.Sprint(rec.Generation), cause.ID()), rec)
 }
 
@@ -272,7 +301,10 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 		return h.ignore(key, rec.Role, seq)
 	}
 	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC(), InputSequence: seq}
-	if err := h.publish(ctx, e, events.TypeObjectRemoved, events.ObjectSubject(key), key.String(),
+	if !ok && h.replaying(ctx) {
+		return nil // answered when first handled
+	}
+	if err := h.publish(ctx, e, key, events.TypeObjectRemoved, events.ObjectSubject(key), key.String(),
 		events.DeterministicID("removed", key.String(), fmt.Sprint(rec.Generation), e.ID()), removed); err != nil {
 		return err
 	}
@@ -293,7 +325,7 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 			// The deregistration is a tombstone with the next generation:
 			// a registration redelivered after it is older, and ignored.
 			gen := last.Generation + 1
-			if err := h.publish(ctx, e, events.TypeClusterDeregistered, events.MemberSubject(key.Name), key.Name,
+			if err := h.publish(ctx, e, key, events.TypeClusterDeregistered, events.MemberSubject(key.Name), key.Name,
 				events.DeterministicID("deregistered", key.Name, e.ID()), events.ClusterRegistration{Name: key.Name, Generation: gen}); err != nil {
 				return err
 			}
@@ -355,7 +387,7 @@ func (h *Handler) HandleRescheduleRequested(ctx context.Context, e events.Event)
 	}
 	b.RescheduleRequestedAt = &at
 	b.Revision++
-	if err := h.publish(ctx, e, events.TypeBindingChanged, events.BindingSubject(key), key.String(),
+	if err := h.publish(ctx, e, key, events.TypeBindingChanged, events.BindingSubject(key), key.String(),
 		events.DeterministicID("binding", key.String(), fmt.Sprint(b.Revision)), b); err != nil {
 		return err
 	}
@@ -396,7 +428,7 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 		return false, nil
 	}
 	b.Revision = last.Revision + 1
-	if err := h.publish(ctx, cause, events.TypeBindingChanged, events.BindingSubject(key), key.String(),
+	if err := h.publish(ctx, cause, key, events.TypeBindingChanged, events.BindingSubject(key), key.String(),
 		events.DeterministicID("binding", key.String(), fmt.Sprint(b.Revision)), b); err != nil {
 		return false, err
 	}
@@ -438,7 +470,7 @@ func (h *Handler) unbind(ctx context.Context, cause events.Event, key events.Obj
 		return nil
 	}
 	b := events.Binding{Key: key, APIVersion: last.APIVersion, Generation: last.Generation, Revision: last.Revision + 1}
-	if err := h.publish(ctx, cause, events.TypeBindingRemoved, events.BindingSubject(key), key.String(),
+	if err := h.publish(ctx, cause, key, events.TypeBindingRemoved, events.BindingSubject(key), key.String(),
 		events.DeterministicID("binding", key.String(), fmt.Sprint(b.Revision)), b); err != nil {
 		return err
 	}
@@ -473,7 +505,7 @@ func (h *Handler) register(ctx context.Context, cause events.Event, name string)
 		}
 	}
 	reg.Generation++
-	if err := h.publish(ctx, cause, events.TypeClusterRegistered, events.MemberSubject(name), name,
+	if err := h.publish(ctx, cause, clusterKey(name), events.TypeClusterRegistered, events.MemberSubject(name), name,
 		events.DeterministicID("registered", name, fmt.Sprint(reg.Generation)), reg); err != nil {
 		return err
 	}
@@ -505,7 +537,13 @@ func sameBinding(a, b events.Binding) bool {
 	return string(ja) == string(jb)
 }
 
-func (h *Handler) publish(ctx context.Context, cause events.Event, t events.Type, natsSubject, subject, id string, data any) error {
+// publish publishes an effect about owner's partition, when this instance
+// holds it; another instance's effects change only this one's state
+// (partitions.go says why).
+func (h *Handler) publish(ctx context.Context, cause events.Event, owner events.ObjectKey, t events.Type, natsSubject, subject, id string, data any) error {
+	if !h.mine(owner) {
+		return nil
+	}
 	out, err := events.NewWithID(id, t, h.source, subject, data)
 	if err != nil {
 		return events.Permanent(err)

@@ -187,9 +187,12 @@ func (s *state) sortedOverrides() []policy.OverridePolicy {
 	return events.SortedByKey(s.overrides)
 }
 
-func (s *state) sortedTemplateKeys() []events.ObjectKey {
-	out := make([]events.ObjectKey, 0, len(s.templates))
-	for k := range s.templates {
+func (s *state) sortedTemplateKeys() []events.ObjectKey { return sortedKeys(s.templates) }
+
+// sortedKeys returns m's keys in key order.
+func sortedKeys[V any](m map[events.ObjectKey]V) []events.ObjectKey {
+	out := make([]events.ObjectKey, 0, len(m))
+	for k := range m {
 		out = append(out, k)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })

@@ -53,13 +53,7 @@ func Consumers(Config) []natsbus.ConsumerSpec { return slotConsumers(0) }
 
 // EveryConsumer lists the consumers of every slot an instance may hold
 // (natsbus.SlotConsumer), for credentials.
-func EveryConsumer() []natsbus.ConsumerSpec {
-	var out []natsbus.ConsumerSpec
-	for slot := range natsbus.MaxInstances {
-		out = append(out, slotConsumers(slot)...)
-	}
-	return out
-}
+func EveryConsumer() []natsbus.ConsumerSpec { return natsbus.EverySlot(slotConsumers) }
 
 // slotConsumers are the consumers of the instance holding slot: every
 // instance reads every event into its state and decides only the

@@ -256,12 +256,12 @@ func buildDaemon(name string, f *daemonFlags, rt *runtime) (func(context.Context
 	switch name {
 	case "policyd":
 		cfg := f.policy
-		cfg.Instance = f.instance
+		cfg.Instance, cfg.Version, cfg.Partitions, cfg.Lease = f.instance, cliVersion(), f.partitions, f.lease
 		d, err := policyd.New(cfg, policyd.Deps{Bus: rt.bus, Log: rt.log, Health: rt.health, Registry: rt.reg})
 		if err != nil {
 			return nil, err
 		}
-		return registered(name, f, rt.bus, d.Run), nil
+		return d.Run, nil
 	case "schedulerd":
 		cfg := f.sched
 		cfg.Instance, cfg.Version, cfg.Partitions, cfg.Lease = f.instance, cliVersion(), f.partitions, f.lease
@@ -496,28 +496,4 @@ func defaultInstance() string {
 	}, strings.SplitN(host, ".", 2)[0])
 	name := fmt.Sprintf("%s-%d", host, os.Getpid())
 	return strings.TrimLeft(name[max(0, len(name)-63):], "-_")
-}
-
-// registered runs a daemon that shares no work by partition yet (policyd)
-// as a registered instance, so that `get
-// instances` lists it and a second live instance with its name is
-// refused. It registers beside the daemon rather than before it: a name a
-// crashed instance held is taken only once its registration expires, and
-// the daemon need not wait for that.
-func registered(daemon string, f *daemonFlags, bus *natsbus.Bus, run func(context.Context) error) func(context.Context) error {
-	return func(ctx context.Context) error {
-		g, ctx := errgroup.WithContext(ctx)
-		g.Go(func() error {
-			in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: daemon, Instance: f.instance, Version: cliVersion(), Partitions: f.partitions, Lease: f.lease})
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil // stopped while joining
-				}
-				return fmt.Errorf("%s: %w", daemon, err)
-			}
-			return in.Run(ctx, func() []string { return nil }, func(_, _ []string) {})
-		})
-		g.Go(func() error { return run(ctx) })
-		return g.Wait()
-	}
 }

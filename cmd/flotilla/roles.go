@@ -95,7 +95,7 @@ func daemonConsumers(daemon string) []natsbus.ConsumerSpec {
 	var out []natsbus.ConsumerSpec
 	switch daemon {
 	case "policyd":
-		out = policyd.Consumers(policyd.DefaultConfig())
+		out = policyd.EveryConsumer() // every instance slot's
 	case "schedulerd":
 		out = schedulerd.EveryConsumer() // every instance slot's
 

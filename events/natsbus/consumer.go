@@ -141,6 +141,20 @@ func (c *Consumer) Ready() error {
 	return nil
 }
 
+// DropConsumer deletes a durable consumer, if it exists, so that the next
+// Bind creates it afresh at its spec's start (a daemon whose state is
+// rebuilt by replaying the stream, not resumed from the consumer's
+// position).
+func (b *Bus) DropConsumer(ctx context.Context, stream, name string) error {
+	return b.untilAnswered(ctx, "drop "+name, transient, func() error {
+		err := b.js.DeleteConsumer(ctx, stream, name)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			return nil
+		}
+		return err
+	})
+}
+
 // Bind creates the durable consumer if missing (idempotently) and returns it.
 // An existing consumer keeps its position: a restarted daemon resumes where
 // it stopped and loses nothing published meanwhile. Its filters, MaxDeliver,

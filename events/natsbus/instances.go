@@ -438,6 +438,12 @@ func (in *Instance) live(ctx context.Context) ([]string, error) {
 	return keys, err
 }
 
+// Peers names the other live instances of this instance's daemon.
+func (in *Instance) Peers(ctx context.Context) ([]string, error) {
+	live, err := in.live(ctx)
+	return slices.DeleteFunc(live, func(n string) bool { return n == in.opts.Instance }), err
+}
+
 // renewRegistration writes the heartbeat; a registration that expired is
 // made again unless another instance has taken the name meanwhile.
 func (in *Instance) renewRegistration(ctx context.Context) error {

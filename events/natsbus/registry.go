@@ -115,6 +115,16 @@ func SlotConsumer(base string, slot int) string {
 	return base + "-" + strconv.Itoa(slot)
 }
 
+// EverySlot lists the consumers of every slot an instance may hold, as of
+// gives them for one slot: a daemon's consumers for credentials.
+func EverySlot(of func(slot int) []ConsumerSpec) []ConsumerSpec {
+	var out []ConsumerSpec
+	for slot := range MaxInstances {
+		out = append(out, of(slot)...)
+	}
+	return out
+}
+
 // SlotInactivity is how long the consumers of slots above 0 outlive their
 // last reader; slot 0's are the standing ones and stay.
 const SlotInactivity = time.Hour

@@ -117,12 +117,8 @@ func (ds *benchDaemons) startInstance(ctx context.Context, o *benchOptions, url 
 }
 
 // startOthers starts the instances after the first (--instances; ctx is the
-// daemons' own, ending them), once the
-// first has read the world: policyd's instances share one durable consumer
-// (DESIGN.md §7, not partitioned yet), so a policy reaches one of them as
-// an event and the others only through their rebuild from the stored
-// record; an instance started before that record exists would never know
-// the policy and bind its share of the templates to none.
+// daemons' own, ending them), once the first has read the world, so that
+// the run measures placements, not instances joining.
 func (ds *benchDaemons) startOthers(ctx context.Context, o *benchOptions, url string) error {
 	for i := 1; i < o.instances; i++ {
 		if err := ds.startInstance(ctx, o, url, i); err != nil {
@@ -189,8 +185,8 @@ var benchConsumers = []struct{ stream, name string }{
 }
 
 // waitConsumersIdle waits until every consumer of the path exists and has
-// nothing pending or unacknowledged: policyd's (its instances share it) and
-// every schedulerd instance's (one per slot).
+// nothing pending or unacknowledged: every policyd and schedulerd
+// instance's (one per slot).
 func waitConsumersIdle(ctx context.Context, bus *natsbus.Bus, ds *benchDaemons, within time.Duration) error {
 	consumers := ds.consumers()
 	deadline := time.Now().Add(within)
@@ -223,6 +219,7 @@ func (ds *benchDaemons) consumers() []struct{ stream, name string } {
 	consumers := slices.Clone(benchConsumers)
 	for slot := 1; slot < ds.instances; slot++ {
 		consumers = append(consumers,
+			struct{ stream, name string }{events.StreamInput, natsbus.SlotConsumer(policyd.ConsumerName, slot)},
 			struct{ stream, name string }{events.StreamPolicy, natsbus.SlotConsumer(schedulerd.PolicyConsumer, slot)},
 			struct{ stream, name string }{events.StreamHealth, natsbus.SlotConsumer(schedulerd.HealthConsumer, slot)})
 	}

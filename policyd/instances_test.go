@@ -1,0 +1,190 @@
+package policyd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/internal/observe"
+	"github.com/flotilla-io/flotilla/readmodel"
+)
+
+// runInstance runs policyd instance name on its own connection to url.
+func runInstance(t *testing.T, url, name string) func() {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Instance, cfg.Partitions, cfg.Lease = name, 4, time.Second
+	d, err := New(cfg, Deps{Bus: eventstest.Connect(t, url), Log: zap.NewNop(), Health: observe.NewHealth()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eventstest.Running(t, d.Run)
+}
+
+// leaseHolders counts policyd's partition leases per instance.
+func leaseHolders(t *testing.T, bus *natsbus.Bus) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for work, instance := range eventstest.Leases(t, bus, "policyd") {
+		if strings.HasPrefix(work, "p") {
+			out[instance]++
+		}
+	}
+	return out
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// app is Deployment name, which the policy "all" claims.
+func app(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(deployment, "my-app", name), "replicas: 6", "replicas: 2")
+}
+
+// bound reads every binding.changed stored: the revisions per template
+// name, in order, and the instance that published each template's last.
+func bound(t *testing.T, bus *natsbus.Bus) (revisions map[string][]int64, by map[string]string) {
+	t.Helper()
+	ms, err := bus.Replay(context.Background(), events.StreamPolicy, natsbus.ReplayOptions{Subjects: []string{events.AllBindings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	revisions, by = map[string][]int64{}, map[string]string{}
+	for _, m := range ms {
+		var b events.Binding
+		if m.Err != nil || events.Type(m.Event.Type()) != events.TypeBindingChanged || events.Decode(m.Event, &b) != nil {
+			continue
+		}
+		revisions[b.Key.Name] = append(revisions[b.Key.Name], b.Revision)
+		by[b.Key.Name] = strings.TrimPrefix(m.Event.Source(), "/policyd/")
+	}
+	return revisions, by
+}
+
+// Two policyd instances each read every input: a policy applied while
+// both run reaches both, so every template is bound, once, by the
+// instance holding its partition, whichever instance that is; an instance
+// started beside a running one replays the input it missed; and when one
+// stops, the other binds everything that follows.
+func TestTwoPolicydInstancesBindEveryTemplateOnceAndOneBindsAllWhenTheOtherStops(t *testing.T) {
+	url, bus := eventstest.Server(t)
+	stopA := runInstance(t, url, "a")
+	eventually(t, "a to hold every partition", func() bool { return cmp.Equal(map[string]int{"a": 4}, leaseHolders(t, bus)) })
+	const early = 6
+	for i := range early {
+		publishInput(t, bus, applied(t, app(fmt.Sprintf("app-%02d", i))))
+	}
+	runInstance(t, url, "b")
+	eventually(t, "a and b to hold two partitions each", func() bool { return cmp.Equal(map[string]int{"a": 2, "b": 2}, leaseHolders(t, bus)) })
+	// The policy comes after the templates: each instance binds its own
+	// partitions' templates, which it knows only by reading every input.
+	publishInput(t, bus, applied(t, policyDoc("all", "", 0)))
+	const templates = 24
+	for i := early; i < templates; i++ {
+		publishInput(t, bus, applied(t, app(fmt.Sprintf("app-%02d", i))))
+	}
+	var revisions map[string][]int64
+	var by map[string]string
+	eventually(t, "every template bound", func() bool { revisions, by = bound(t, bus); return len(revisions) == templates })
+	time.Sleep(500 * time.Millisecond) // a second binding, were one made, would be stored by now
+	revisions, by = bound(t, bus)
+	binders := map[string]bool{}
+	for name, revs := range revisions {
+		if diff := cmp.Diff([]int64{1}, revs); diff != "" {
+			t.Errorf("%s: binding revisions published (-want +got):\n%s", name, diff)
+		}
+		binders[by[name]] = true
+	}
+	if diff := cmp.Diff(map[string]bool{"a": true, "b": true}, binders); diff != "" {
+		t.Errorf("instances that bound templates (-want +got):\n%s", diff)
+	}
+	accepted, err := bus.Replay(context.Background(), events.StreamPolicy, natsbus.ReplayOptions{Subjects: []string{events.ObjectSubject(events.KeyOf("policy.karmada.io/v1alpha1", "PropagationPolicy", "default", "all"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(accepted) != 1 {
+		t.Errorf("the policy's records stored: %d, want 1", len(accepted))
+	}
+
+	stopA()
+	eventually(t, "b to hold every partition", func() bool { return cmp.Equal(map[string]int{"b": 4}, leaseHolders(t, bus)) })
+	for i := range templates {
+		publishInput(t, bus, applied(t, strings.Replace(app(fmt.Sprintf("app-%02d", i)), "replicas: 2", "replicas: 3", 1)))
+	}
+	eventually(t, "every template bound again", func() bool {
+		revisions, by = bound(t, bus)
+		for _, revs := range revisions {
+			if revs[len(revs)-1] != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	for name, revs := range revisions {
+		if diff := cmp.Diff([]int64{1, 2}, revs); diff != "" {
+			t.Errorf("%s: binding revisions published (-want +got):\n%s", name, diff)
+		}
+		if by[name] != "b" {
+			t.Errorf("%s: revision 2 published by %s, want b", name, by[name])
+		}
+	}
+}
+
+// What an instance took into its state for a partition it did not hold
+// is published by it when it takes that partition over and the stream
+// lacks it (its last owner stopped before publishing); what the stream
+// already holds is not published again.
+func TestAPartitionsNewOwnerPublishesWhatItsLastOwnerHadNot(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	owned := false
+	h.SetOwner(func(events.ObjectKey) bool { return owned })
+	ctx := context.Background()
+	for _, doc := range []string{policyDoc("all", "", 0), app("one"), app("two")} {
+		if err := h.Handle(ctx, applied(t, doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(rec.Events) != 0 {
+		t.Fatalf("an instance holding no partition published %d events", len(rec.Events))
+	}
+	// The stream holds the policy's record and app "one"'s binding: the
+	// last owner published those and stopped.
+	stored := readmodel.NewPublished()
+	one := events.KeyOf("apps/v1", "Deployment", "default", "one")
+	pol := events.KeyOf("policy.karmada.io/v1alpha1", "PropagationPolicy", "default", "all")
+	stored.Records[pol] = h.st.records[pol]
+	stored.Bindings[one], stored.Live[one] = h.st.bindings[one], true
+	owned = true
+	n, err := h.TakeOver(ctx, stored, nil, func(events.ObjectKey) bool { return true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range rec.Events {
+		got = append(got, p.Event.Type()+" "+p.Event.Subject())
+	}
+	want := []string{string(events.TypeBindingChanged) + " " + events.KeyOf("apps/v1", "Deployment", "default", "two").String()}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("published on taking over (-want +got):\n%s", diff)
+	}
+	if n != len(want) {
+		t.Errorf("TakeOver reported %d events, want %d", n, len(want))
+	}
+}
