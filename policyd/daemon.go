@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
@@ -34,6 +35,10 @@ type Daemon struct {
 	h    *Handler
 	// mu serialises the handler's input and the take-overs of partitions.
 	mu sync.Mutex
+	// loaded: the partitions held whose templates the state holds (under
+	// mu). A partition is held before it is taken over: until then its
+	// inputs are left to the take-over, which reads them from the stream.
+	loaded map[string]bool
 }
 
 // ConsumerName is policyd's durable consumer on the input stream, slot 0's
@@ -92,7 +97,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	n := in.Partitions()
 	items := natsbus.PartitionItems(n)
-	d.h.SetOwner(func(k events.ObjectKey) bool { return in.Owns(events.PartitionItem(events.Partition(k, n))) })
+	d.h.SetOwner(func(k events.ObjectKey) bool {
+		item := events.PartitionItem(events.Partition(k, n))
+		return d.loaded[item] && in.Owns(item)
+	})
 	spec := slotConsumers(in.Slot())[0]
 	peers, err := in.Peers(ctx)
 	if err != nil {
@@ -102,17 +110,16 @@ func (d *Daemon) Run(ctx context.Context) error {
 	// what it published is all there is. Beside others, they handled
 	// inputs meanwhile that this state lacks: the inputs are replayed.
 	replay := in.Slot() > 0 || len(peers) > 0
-	var input natsbus.StreamState
-	if replay {
-		if input, err = bus.StreamState(ctx, events.StreamInput); err != nil {
-			return err
-		}
+	input, err := bus.StreamState(ctx, events.StreamInput)
+	if err != nil {
+		return err
 	}
 	if err := d.rebuild(ctx); err != nil {
 		return fmt.Errorf("policyd rebuild: %w", err)
 	}
+	d.sameStream(input)
 	if replay {
-		d.replayFrom(input)
+		d.h.replayThrough = input.LastSeq
 		if err := bus.DropConsumer(ctx, spec.Stream, spec.Name); err != nil {
 			return err
 		}
@@ -120,6 +127,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if _, _, err := in.Balance(ctx, items); err != nil {
 		return err
 	}
+	// The rebuild read every partition's templates: those held are loaded.
+	d.loaded = map[string]bool{}
+	for _, item := range in.Owned() {
+		d.loaded[item] = true
+	}
+	d.h.Forget(func(k events.ObjectKey) bool { return !d.h.mine(k) })
 	c, err := bus.Bind(ctx, spec)
 	if err != nil {
 		return err
@@ -128,6 +141,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	d.deps.Log.Info("policyd ready", zap.String("instance", in.Name()), zap.Int("partitions", n), zap.Strings("owned", in.Owned()),
 		zap.Bool("replaying", replay), zap.Int("objects", len(d.h.st.records)), zap.Int("bindings", len(d.h.st.bindings)))
 	g, ctx := errgroup.WithContext(ctx)
+	load := make(chan struct{}, 1)
 	g.Go(func() error {
 		return c.Run(ctx, func(ctx context.Context, e events.Event) error {
 			d.mu.Lock()
@@ -136,51 +150,111 @@ func (d *Daemon) Run(ctx context.Context) error {
 		})
 	})
 	g.Go(func() error {
-		return in.Run(ctx, func() []string { return items }, func(gained, _ []string) { d.takeOver(ctx, gained, n) })
+		return in.Run(ctx, func() []string { return items }, func(gained, lost []string) {
+			d.moved(gained, lost, n)
+			select {
+			case load <- struct{}{}:
+			default:
+			}
+		})
+	})
+	g.Go(func() error {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			d.takeOver(ctx, in, n)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-load:
+			case <-t.C:
+			}
+		}
 	})
 	return g.Wait()
 }
 
-// replayFrom makes the inputs the stream holds now replayed ones
-// (partitions.go). Records carrying input sequences the stream has not
-// reached are from a stream since made afresh (its sequences began
-// again): they say nothing about this stream's inputs.
-func (d *Daemon) replayFrom(input natsbus.StreamState) {
+// sameStream forgets the input sequences records carry beyond the input
+// stream's last: the stream was made afresh since (its sequences began
+// again), so they say nothing about its inputs (state.superseded).
+func (d *Daemon) sameStream(input natsbus.StreamState) {
 	for k, seq := range d.h.st.inputs {
 		if seq > input.LastSeq {
 			delete(d.h.st.inputs, k)
 		}
 	}
-	d.h.replayThrough = input.LastSeq
 }
 
-// takeOver publishes what the partitions just gained lack
-// (Handler.TakeOver). A failure is logged: the partitions' inputs are
-// handled as they arrive anyway.
-func (d *Daemon) takeOver(ctx context.Context, gained []string, n int) {
-	if len(gained) == 0 {
-		return
+// inPartitions reports whether a key's partition is one of items.
+func inPartitions(items []string, n int) func(events.ObjectKey) bool {
+	return func(k events.ObjectKey) bool {
+		return slices.Contains(items, events.PartitionItem(events.Partition(k, n)))
 	}
-	taken := func(k events.ObjectKey) bool {
-		return slices.Contains(gained, events.PartitionItem(events.Partition(k, n)))
+}
+
+// moved forgets what only the owner of the partitions lost keeps, and
+// leaves the partitions gained to be taken over: held again after a lapse
+// (inputs were left to their owner meanwhile), or afresh.
+func (d *Daemon) moved(gained, lost []string, n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, item := range append(gained, lost...) {
+		delete(d.loaded, item)
+	}
+	if len(lost) > 0 {
+		d.h.Forget(inPartitions(lost, n))
+	}
+}
+
+// takeOver makes this instance the publisher of the partitions it holds
+// and has not loaded (Handler.TakeOver). A failure is logged and tried
+// again on the next call.
+func (d *Daemon) takeOver(ctx context.Context, in *natsbus.Instance, n int) {
+	// Under the lock: an input the consumer leaves to the take-over (its
+	// partition not loaded yet) is then among the inputs read.
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var todo []string
+	for _, item := range in.Owned() {
+		if !d.loaded[item] {
+			todo = append(todo, item)
+		}
+	}
+	if len(todo) == 0 {
+		return
 	}
 	p, err := readPublished(ctx, d.deps.Bus)
 	var regs map[string]events.ClusterRegistration
+	var ms []natsbus.Message
 	if err == nil {
 		regs, err = readRegistrations(ctx, d.deps.Bus)
 	}
+	if err == nil {
+		ms, err = d.deps.Bus.LatestPerSubject(ctx, events.StreamInput, events.AllInput)
+	}
 	if err != nil {
-		d.deps.Log.Warn("take over partitions: reading what was published", zap.Strings("partitions", gained), zap.Error(err))
+		d.deps.Log.Warn("take over partitions: reading what was published", zap.Strings("partitions", todo), zap.Error(err))
 		return
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	sent, err := d.h.TakeOver(ctx, p.Published, regs, taken)
-	if err != nil {
-		d.deps.Log.Warn("take over partitions", zap.Strings("partitions", gained), zap.Error(err))
+	latest := make([]Input, 0, len(ms))
+	for _, m := range ms {
+		if m.Err == nil {
+			latest = append(latest, Input{Event: m.Event, Subject: m.Subject, Sequence: m.Sequence})
+		}
 	}
-	if sent > 0 {
-		d.deps.Log.Info("took over partitions: published what their last owner had not", zap.Strings("partitions", gained), zap.Int("events", sent))
+	for _, item := range todo {
+		d.loaded[item] = true
+	}
+	missing, err := d.h.TakeOver(ctx, p, regs, latest, inPartitions(todo, n))
+	if err != nil {
+		for _, item := range todo {
+			delete(d.loaded, item)
+		}
+		d.deps.Log.Warn("take over partitions", zap.Strings("partitions", todo), zap.Error(err))
+		return
+	}
+	if missing > 0 {
+		d.deps.Log.Info("took over partitions: published what their last owner had not", zap.Strings("partitions", todo), zap.Int("events", missing))
 	}
 }
 

@@ -34,8 +34,11 @@ type Handler struct {
 	// publishes what key's inputs cause (nil: every key, one instance).
 	owns func(events.ObjectKey) bool
 	// replayThrough: inputs up to this stream sequence are replayed to
-	// catch the state up, not handled for the first time (partitions.go).
+	// catch the state up, not handled for the first time (partitions.go);
+	// catchingUp: a take-over is handling the inputs its partitions'
+	// last owner may not have.
 	replayThrough uint64
+	catchingUp    bool
 }
 
 // NewHandler returns a handler with empty state.
@@ -49,7 +52,7 @@ func (h *Handler) now() time.Time { return h.clock.Now() }
 // its state, and only the owner of the input's key publishes what it
 // causes and dead-letters what it refuses (partitions.go).
 func (h *Handler) Handle(ctx context.Context, e events.Event) error {
-	if h.replayedAlready(ctx) {
+	if h.replayedAlready(ctx) || h.othersOnly(ctx) {
 		return nil
 	}
 	err := h.dispatch(ctx, e)
@@ -302,6 +305,7 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 	}
 	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC(), InputSequence: seq}
 	if !ok && h.replaying(ctx) {
+		h.st.handled(key, seq)
 		return nil // answered when first handled
 	}
 	if err := h.publish(ctx, e, key, events.TypeObjectRemoved, events.ObjectSubject(key), key.String(),
@@ -548,6 +552,8 @@ func (h *Handler) publish(ctx context.Context, cause events.Event, owner events.
 	if err != nil {
 		return events.Permanent(err)
 	}
-	events.CausedBy(&out, cause)
+	if cause.ID() != "" { // a take-over's rebind has no input causing it
+		events.CausedBy(&out, cause)
+	}
 	return events.PublishEffect(ctx, h.pub, natsSubject, out)
 }

@@ -172,7 +172,7 @@ func TestAPartitionsNewOwnerPublishesWhatItsLastOwnerHadNot(t *testing.T) {
 	stored.Records[pol] = h.st.records[pol]
 	stored.Bindings[one], stored.Live[one] = h.st.bindings[one], true
 	owned = true
-	n, err := h.TakeOver(ctx, stored, nil, func(events.ObjectKey) bool { return true })
+	n, err := h.TakeOver(ctx, published{Published: stored}, nil, nil, func(events.ObjectKey) bool { return true })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,5 +186,39 @@ func TestAPartitionsNewOwnerPublishesWhatItsLastOwnerHadNot(t *testing.T) {
 	}
 	if n != len(want) {
 		t.Errorf("TakeOver reported %d events, want %d", n, len(want))
+	}
+}
+
+// An instance leaves a template of a partition it does not hold to that
+// partition's owner, unread; taking the partition over, it handles the
+// template's latest input, which the stream holds and the published
+// records do not yet carry, and binds it.
+func TestATemplateLeftToItsOwnerIsBoundByTheInstanceTakingItsPartitionOver(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	owned := false
+	h.SetOwner(func(events.ObjectKey) bool { return owned })
+	three := events.KeyOf("apps/v1", "Deployment", "default", "three")
+	input := Input{Event: applied(t, app("three")), Subject: events.InputSubject(three), Sequence: 7}
+	delivered := events.WithDelivery(context.Background(), events.Delivery{Stream: events.StreamInput, Subject: input.Subject, Sequence: input.Sequence, Delivered: 1})
+	if err := h.Handle(context.Background(), applied(t, policyDoc("all", "", 0))); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(delivered, input.Event); err != nil {
+		t.Fatal(err)
+	}
+	if _, kept := h.st.records[three]; kept || len(rec.Events) != 0 {
+		t.Fatalf("a template of a partition not held was kept (%v) or published for (%d events)", kept, len(rec.Events))
+	}
+	owned = true
+	if _, err := h.TakeOver(context.Background(), published{Published: readmodel.NewPublished()}, nil, []Input{input}, func(events.ObjectKey) bool { return true }); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range bindings(rec) {
+		got = append(got, fmt.Sprintf("%s revision %d policy %s", b.Key.Name, b.Revision, b.Policy.Name))
+	}
+	if diff := cmp.Diff([]string{"three revision 1 policy all"}, got); diff != "" {
+		t.Errorf("bindings published on taking over (-want +got):\n%s", diff)
 	}
 }

@@ -3,29 +3,38 @@ package policyd
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"go.uber.org/zap"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
-	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 // Several policyd instances (DESIGN.md §7). Every instance reads every
-// input, in stream order, through its own slot's consumer, and takes it
-// into its state: policies, overrides, clusters, interpreters and
-// dependencies are shared by templates of every partition, and a
-// template's binding revision continues from the last one. Only the
-// instance holding the partition of an effect's key publishes the effect
+// input, in stream order, through its own slot's consumer. What templates
+// of every partition share — policies, overrides, clusters, credentials,
+// interpreters, and the templates another may depend on (ConfigMaps,
+// Secrets, PersistentVolumeClaims, ServiceAccounts, PriorityClasses) — every
+// instance takes into its state, so their records and effects agree; every
+// other template only the holder of its partition keeps (othersOnly).
+// Only the holder of the partition of an effect's key publishes the effect
 // (Handler.publish), and only the owner of an input's key dead-letters it
-// (Handle). So the instances' states agree, and a partition's new owner
-// publishes what its state holds and the stream lacks (TakeOver): what the
-// last owner had not published when it died or let the partition go.
+// (Handle).
+//
+// A partition's new owner (TakeOver) loads its templates from what was
+// published, publishes what its state holds newer than the stream, handles
+// the partition's latest inputs the published records do not yet carry,
+// and rebinds its templates against the policies it holds now: what the
+// last owner had not done when it died or let the partition go. A
+// partition let go is forgotten (Forget).
 //
 // An instance that starts while others run rebuilds from what was
 // published and replays the input stream from its start (Daemon.Run):
-// resuming its consumer would miss what the others handled meanwhile.
-// A replayed input whose object's published records already carry a later
-// input is skipped unread (replayedAlready); one handled again publishes
-// only what it changes (replaying).
+// resuming its consumer would miss shared inputs the others handled
+// meanwhile. A replayed input whose object's published records already
+// carry a later input is skipped unread (replayedAlready); one handled
+// again publishes only what it changes (replaying).
 
 // SetOwner makes the handler publish only for keys owns reports held
 // (nil: every key).
@@ -33,6 +42,30 @@ func (h *Handler) SetOwner(owns func(events.ObjectKey) bool) { h.owns = owns }
 
 // mine reports whether this instance publishes for key.
 func (h *Handler) mine(key events.ObjectKey) bool { return h.owns == nil || h.owns(key) }
+
+// shared reports whether every instance keeps key's object: anything but
+// a template, and the templates others may depend on. While an
+// interpreter customization exists every template is shared: its
+// dependency scripts may select any.
+func (h *Handler) shared(key events.ObjectKey) bool {
+	if strings.HasSuffix(key.Group, "karmada.io") || len(h.st.interpreters) > 0 {
+		return true
+	}
+	switch {
+	case key.Group == "" && (key.Kind == "ConfigMap" || key.Kind == "Secret" || key.Kind == "PersistentVolumeClaim" || key.Kind == "ServiceAccount"):
+		return true
+	case key.Kind == policy.KindPriorityClass:
+		return true
+	}
+	return false
+}
+
+// othersOnly reports whether the input ctx delivers concerns a template
+// only another instance keeps.
+func (h *Handler) othersOnly(ctx context.Context) bool {
+	k, ok := inputKey(ctx)
+	return ok && !h.mine(k) && !h.shared(k)
+}
 
 // clusterKey is the key of the Cluster object named name: its partition
 // owns the cluster's registration.
@@ -57,9 +90,12 @@ func (h *Handler) ownsInput(ctx context.Context) bool {
 	return h.mine(k)
 }
 
-// replaying reports whether ctx delivers an input replayed to catch the
-// state up: its effects were published when it was first handled.
+// replaying reports whether ctx delivers an input handled again to catch
+// the state up: what it caused was published when it was first handled.
 func (h *Handler) replaying(ctx context.Context) bool {
+	if h.catchingUp {
+		return true
+	}
 	d, ok := events.DeliveryOf(ctx)
 	return ok && d.Sequence <= h.replayThrough
 }
@@ -75,12 +111,87 @@ func (h *Handler) replayedAlready(ctx context.Context) bool {
 	return ok && d.Sequence <= h.st.inputs[k]
 }
 
-// TakeOver publishes, for the keys taken, what the state holds and the
-// stream lacks (pub and regs are what the stream holds): bindings,
-// records and registrations newer than the published ones, and removals
-// the stream has not seen. A binding the stream holds newer than the
-// state's is adopted. It returns how many events it published.
-func (h *Handler) TakeOver(ctx context.Context, pub readmodel.Published, regs map[string]events.ClusterRegistration, taken func(events.ObjectKey) bool) (int, error) {
+// Forget drops the templates of the keys let go that only their owner
+// keeps.
+func (h *Handler) Forget(lost func(events.ObjectKey) bool) {
+	for _, k := range h.st.sortedTemplateKeys() {
+		if lost(k) && !h.shared(k) {
+			h.st.remove(k)
+			delete(h.st.bindings, k)
+			delete(h.st.bindingLive, k)
+			delete(h.st.bindingCause, k)
+			delete(h.st.inputs, k)
+		}
+	}
+}
+
+// Input is an input as its stream holds it.
+type Input struct {
+	Event    events.Event
+	Subject  string
+	Sequence uint64
+}
+
+// TakeOver makes this instance the publisher for the keys taken: it loads
+// their templates from pub (what the stream holds), publishes what its
+// state holds newer than the stream (stored registrations are regs),
+// handles the latest inputs (latest, one per object) newer than what
+// pub's records carry, and rebinds every taken template. It returns how
+// many events the stream lacked that the state held (publishNewer).
+func (h *Handler) TakeOver(ctx context.Context, pub published, regs map[string]events.ClusterRegistration, latest []Input, taken func(events.ObjectKey) bool) (int, error) {
+	for _, k := range sortedKeys(pub.Records) {
+		r := pub.Records[k]
+		if old, ok := h.st.records[k]; taken(k) && r.Role == events.RoleTemplate && (!ok || r.Generation > old.Generation) {
+			if err := h.st.put(r); err != nil {
+				h.log.Warn("taking over: a stored record is unreadable", zap.Stringer("key", k), zap.Error(err))
+			}
+		}
+	}
+	for k, pb := range pub.Bindings {
+		if b, ok := h.st.bindings[k]; taken(k) && (!ok || pb.Revision > b.Revision) {
+			h.st.bindings[k], h.st.bindingLive[k], h.st.bindingCause[k] = pb, pub.Live[k], pub.Causes[k]
+		}
+	}
+	for k, seq := range pub.removed {
+		if taken(k) {
+			h.st.inputs[k] = max(h.st.inputs[k], seq)
+		}
+	}
+	// What the state holds newer than the stream comes first: what the
+	// inputs handled below cause is newer still.
+	missing, err := h.publishNewer(ctx, pub, regs, taken)
+	if err != nil {
+		return missing, err
+	}
+	h.catchingUp = true
+	defer func() { h.catchingUp = false }()
+	cause := map[events.ObjectKey]events.Event{}
+	for _, in := range latest {
+		k, err := events.ParseSubjectKey(in.Subject)
+		if err != nil || !taken(k) || in.Sequence <= h.st.inputs[k] {
+			continue
+		}
+		cause[k] = in.Event
+		err = h.dispatch(events.WithDelivery(ctx, events.Delivery{Stream: events.StreamInput, Subject: in.Subject, Sequence: in.Sequence, Delivered: 1}), in.Event)
+		if err != nil && !events.IsPermanent(err) {
+			return missing, err
+		}
+	}
+	for _, k := range h.st.sortedTemplateKeys() {
+		if taken(k) {
+			if _, err := h.rebind(ctx, cause[k], k); err != nil {
+				return missing, err
+			}
+		}
+	}
+	return missing, nil
+}
+
+// publishNewer publishes, for the keys taken, what the state holds and
+// the stream lacks: bindings by revision, records by generation,
+// registrations by generation, and removals whose input this instance
+// has read.
+func (h *Handler) publishNewer(ctx context.Context, pub published, regs map[string]events.ClusterRegistration, taken func(events.ObjectKey) bool) (int, error) {
 	n := 0
 	send := func(owner events.ObjectKey, t events.Type, natsSubject, subject, id string, data any) error {
 		if !taken(owner) || !h.mine(owner) {
@@ -92,11 +203,6 @@ func (h *Handler) TakeOver(ctx context.Context, pub readmodel.Published, regs ma
 		}
 		n++
 		return events.PublishEffect(ctx, h.pub, natsSubject, out)
-	}
-	for k, pb := range pub.Bindings {
-		if b, ok := h.st.bindings[k]; taken(k) && (!ok || pb.Revision > b.Revision) {
-			h.st.bindings[k], h.st.bindingLive[k], h.st.bindingCause[k] = pb, pub.Live[k], pub.Causes[k]
-		}
 	}
 	for _, k := range sortedKeys(h.st.bindings) {
 		b := h.st.bindings[k]
@@ -123,9 +229,10 @@ func (h *Handler) TakeOver(ctx context.Context, pub readmodel.Published, regs ma
 			return n, err
 		}
 	}
-	for k, pr := range pub.Records {
+	for _, k := range sortedKeys(pub.Records) {
+		pr := pub.Records[k]
 		if _, ok := h.st.records[k]; ok || h.st.inputs[k] <= pr.InputSequence {
-			continue // still there, or this instance has not yet read the input that removed it
+			continue // still there, or this instance has not read the input that removed it
 		}
 		removed := events.ObjectRecord{Key: k, APIVersion: pr.APIVersion, Generation: pr.Generation, Role: pr.Role, UpdatedAt: h.now().UTC(), InputSequence: h.st.inputs[k]}
 		if err := send(k, events.TypeObjectRemoved, events.ObjectSubject(k), k.String(), events.DeterministicID("removed", k.String(), fmt.Sprint(pr.Generation), "taken over"), removed); err != nil {

@@ -58,16 +58,19 @@ func newState() *state {
 // was handled. Handling it would undo the newer one (bring a deleted
 // object back, roll its content back, delete what was applied again), so
 // it must change nothing: the object ends as the newer input left it, as
-// if the two had been handled in stream order. A first delivery is never
-// superseded (first deliveries come in stream order, and a stream created
-// afresh starts its sequences again). seq is the input's sequence (0: not
-// handed over by a consumer, as in tests that call the handler).
+// if the two had been handled in stream order. A first delivery can be
+// superseded too: a partition's new owner handles its latest inputs when
+// it takes it over (TakeOver), before its consumer delivers the older
+// ones. Sequences compare only within one stream: Daemon.Run forgets those
+// beyond the stream's last (it was made afresh, its sequences began
+// again). seq is the input's sequence (0: not handed over by a consumer,
+// as in tests that call the handler).
 func (s *state) superseded(ctx context.Context, key events.ObjectKey) (seq uint64, stale bool) {
 	d, ok := events.DeliveryOf(ctx)
 	if !ok {
 		return 0, false
 	}
-	return d.Sequence, d.Delivered > 1 && d.Sequence < s.inputs[key]
+	return d.Sequence, d.Sequence < s.inputs[key]
 }
 
 // handled records that the input of key at seq (0: unknown) was handled.
