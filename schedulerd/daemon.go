@@ -161,8 +161,10 @@ func (d *Daemon) takeOver(ctx context.Context, gained []string, n int) {
 	}
 	ms, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPlacement, events.AllPlacements)
 	if err != nil {
+		// Decided from what this instance remembers: the bindings it left
+		// unread must be read now, or they wait for their next revision.
 		d.deps.Log.Warn("take over partitions: reading placements", zap.Strings("partitions", gained), zap.Error(err))
-		return
+		ms = nil
 	}
 	var stored []events.PlacementDecision
 	var removed []events.ObjectKey

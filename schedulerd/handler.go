@@ -78,6 +78,32 @@ func (h *Handler) Handle(ctx context.Context, e events.Event) error {
 
 // HandleBindingChanged schedules a binding revision it has not seen.
 func (h *Handler) HandleBindingChanged(ctx context.Context, e events.Event) error {
+	if h.leftUnread(ctx, e) {
+		return nil
+	}
+	return h.readBinding(ctx, e)
+}
+
+// leftUnread keeps the binding ctx delivers undecoded when another
+// instance decides its template (placementBook.unread).
+func (h *Handler) leftUnread(ctx context.Context, e events.Event) bool {
+	d, ok := events.DeliveryOf(ctx)
+	if !ok {
+		return false
+	}
+	k, err := events.ParseSubjectKey(d.Subject)
+	if err != nil || h.owns(k) {
+		return false
+	}
+	if last, ok := h.book.unread[k]; !ok || d.Sequence > last.sequence {
+		h.book.unread[k] = unreadBinding{event: e, sequence: d.Sequence}
+	}
+	return true
+}
+
+// readBinding decodes a binding and schedules it if it is a revision not
+// seen yet.
+func (h *Handler) readBinding(ctx context.Context, e events.Event) error {
 	// Kept encoded while it is decided: the placement embeds it as received.
 	b, err := h.book.specs.DecodeBinding(e)
 	if err != nil {
@@ -124,6 +150,7 @@ func (h *Handler) HandleBindingRemoved(ctx context.Context, e events.Event) erro
 	}
 	h.book.removed.Bury(b.Key.String(), b.Revision)
 	delete(h.book.bindings, b.Key)
+	delete(h.book.unread, b.Key)
 	h.reserved.drop(b.Key)
 	h.placed.Forget(b.Key)
 	if err := h.withdraw(ctx, e, b.Key, b.Generation, b.Revision); err != nil {

@@ -31,6 +31,7 @@ func (h *Handler) owns(k events.ObjectKey) bool { return h.owner == nil || h.own
 // left undone (Reconcile).
 func (h *Handler) TakeOver(ctx context.Context, stored []events.PlacementDecision, removed []events.ObjectKey, taken func(events.ObjectKey) bool) error {
 	h.mu.Lock()
+	h.readUnread(taken)
 	for _, p := range stored {
 		// What this instance decided since it took the partition is newer.
 		if cur, ok := h.book.placements[p.Key]; !taken(p.Key) || ok && (cur.BindingRevision > p.BindingRevision || !p.DecidedAt.After(cur.DecidedAt)) {
@@ -49,6 +50,29 @@ func (h *Handler) TakeOver(ctx context.Context, stored []events.PlacementDecisio
 	}
 	h.mu.Unlock()
 	return h.Reconcile(ctx, taken)
+}
+
+// readUnread decodes the bindings left unread (placementBook.unread) of
+// the templates taken, keeping those newer than what the state holds and
+// not removed since; a binding that cannot be decoded was dead-lettered by
+// the instance that decided it, and is dropped.
+func (h *Handler) readUnread(taken func(events.ObjectKey) bool) {
+	for k, u := range h.book.unread {
+		if !taken(k) {
+			continue
+		}
+		delete(h.book.unread, k)
+		b, err := h.book.specs.DecodeBinding(u.event)
+		if err != nil || b.Key != k || h.book.removed.Stale(k.String(), b.Revision) {
+			continue
+		}
+		if old, ok := h.book.bindings[k]; ok && old.Revision >= b.Revision {
+			continue
+		}
+		b.Reencode()
+		h.book.bindings[k] = b
+		h.book.arrived(k)
+	}
 }
 
 // Reconcile decides, among the templates keep takes and this instance

@@ -171,3 +171,37 @@ func TestATemplateRemovedWhileNobodyOwnedItIsWithdrawnByTheInstanceTakingItOver(
 		t.Errorf("withdrawals, by binding revision (-want +got):\n%s", diff)
 	}
 }
+
+// A binding of a template another instance decides is kept undecoded; the
+// instance taking its partition over decodes it and decides it.
+func TestABindingLeftUnreadIsDecidedByTheInstanceTakingItsPartitionOver(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
+	join(t, h, "cluster1", true)
+	before := len(rec.Events)
+	owned := false
+	h.SetOwner(func(events.ObjectKey) bool { return owned })
+	delivered := events.WithDelivery(context.Background(), events.Delivery{Stream: events.StreamPolicy, Subject: events.BindingSubject(key), Sequence: 9, Delivered: 1})
+	if err := h.Handle(delivered, ev(t, events.TypeBindingChanged, weighted(3, 1, map[string]int64{"cluster1": 1}))); err != nil {
+		t.Fatal(err)
+	}
+	if _, decoded := h.book.bindings[key]; decoded || len(rec.Events) != before {
+		t.Fatalf("a binding of a template decided elsewhere was decoded (%v) or decided (%d events)", decoded, len(rec.Events)-before)
+	}
+	owned = true
+	if err := h.TakeOver(context.Background(), nil, nil, everyKey); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range rec.OfType(events.TypePlacementDecided) {
+		var d events.PlacementDecision
+		if events.Decode(p.Event, &d) == nil {
+			for _, c := range d.Clusters {
+				got = append(got, fmt.Sprintf("%s revision %d: %d on %s", d.Key.Name, d.BindingRevision, c.Replicas, c.Name))
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{key.Name + " revision 1: 3 on cluster1"}, got); diff != "" {
+		t.Errorf("placements on taking over (-want +got):\n%s", diff)
+	}
+}

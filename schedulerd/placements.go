@@ -25,11 +25,23 @@ type placementBook struct {
 	// the tie-break of equal priorities in queue order.
 	arrival map[events.ObjectKey]uint64
 	next    uint64
+	// unread: the latest binding.changed of each template another
+	// instance decides, kept as it arrived: decoded only if this one takes
+	// its partition over (TakeOver), so an instance pays for decoding its
+	// own share of the bindings alone.
+	unread map[events.ObjectKey]unreadBinding
+}
+
+// unreadBinding is a binding event kept undecoded, with its position in
+// its stream.
+type unreadBinding struct {
+	event    events.Event
+	sequence uint64
 }
 
 func newPlacementBook() placementBook {
 	return placementBook{bindings: map[events.ObjectKey]events.Binding{}, placements: map[events.ObjectKey]events.PlacementDecision{},
-		arrival: map[events.ObjectKey]uint64{}}
+		arrival: map[events.ObjectKey]uint64{}, unread: map[events.ObjectKey]unreadBinding{}}
 }
 
 // previous is k's last placement, or nil.
