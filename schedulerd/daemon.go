@@ -100,7 +100,12 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ledger, err := bus.OpenLedger(ctx, ledgerKeyTTL)
+	if err != nil {
+		return err
+	}
 	n := in.Partitions()
+	d.h.SetLedger(ledger, in.Name(), func() bool { return in.Holds() == n })
 	items := natsbus.PartitionItems(n)
 	d.h.SetOwner(func(k events.ObjectKey) bool { return in.Owns(events.PartitionItem(events.Partition(k, n))) })
 	// Consumers created now read on from what the rebuild reads.
@@ -142,8 +147,17 @@ func (d *Daemon) Run(ctx context.Context) error {
 		g.Go(func() error { return c.Run(ctx, d.h.Handle) })
 	}
 	g.Go(func() error { return d.tick(ctx) })
+	g.Go(func() error { return d.shareReservations(ctx, ledger) })
 	g.Go(func() error {
-		return in.Run(ctx, func() []string { return items }, func(gained, _ []string) { d.takeOver(ctx, gained, n) })
+		return in.Run(ctx, func() []string { return items }, func(gained, lost []string) {
+			if len(lost) > 0 {
+				// Placed alone, without claims: shared before the taker acts.
+				if err := d.h.FlushLedger(ctx, true); err != nil {
+					d.deps.Log.Warn("capacity ledger", zap.Error(err))
+				}
+			}
+			d.takeOver(ctx, gained, n)
+		})
 	})
 	return g.Wait()
 }
@@ -187,7 +201,13 @@ func (d *Daemon) takeOver(ctx context.Context, gained []string, n int) {
 // tick runs the failover clock: due tolerations, grace periods and
 // deferred evictions. A failed publish is retried on the next tick.
 func (d *Daemon) tick(ctx context.Context) error {
-	t := d.deps.Clock.NewTicker(d.cfg.FailoverTick)
+	return d.every(ctx, d.cfg.FailoverTick, "failover tick", d.h.Tick)
+}
+
+// every calls fn every period until ctx is done; a failure is logged as
+// what, and fn runs again at the next period.
+func (d *Daemon) every(ctx context.Context, period time.Duration, what string, fn func(context.Context) error) error {
+	t := d.deps.Clock.NewTicker(period)
 	defer t.Stop()
 	for {
 		select {
@@ -195,10 +215,34 @@ func (d *Daemon) tick(ctx context.Context) error {
 			return nil
 		case <-t.C():
 		}
-		if err := d.h.Tick(ctx); err != nil && ctx.Err() == nil {
-			d.deps.Log.Warn("failover tick", zap.Error(err))
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			d.deps.Log.Warn(what, zap.Error(err))
 		}
 	}
+}
+
+// shareReservations follows the ledger the instances share and writes this
+// instance's changes that needed no claim (ledger.go). A failed watch is
+// followed again a second later: meanwhile claims still hold, as every
+// conflict reads the entry afresh.
+func (d *Daemon) shareReservations(ctx context.Context, ledger *natsbus.Ledger) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		for ctx.Err() == nil {
+			if err := ledger.Watch(ctx, d.h.LedgerSeen); err != nil && ctx.Err() == nil {
+				d.deps.Log.Warn("capacity ledger watch", zap.Error(err))
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+		return nil
+	})
+	g.Go(func() error {
+		return d.every(ctx, ledgerFlush, "capacity ledger", func(ctx context.Context) error { return d.h.FlushLedger(ctx, false) })
+	})
+	return g.Wait()
 }
 
 // recoverHistory owes the failover records the remembered placements imply

@@ -22,5 +22,7 @@
 //	          from the streams (latest message per subject); the quota ledger
 //	          and workload affinity peers follow from the placements;
 //	          failover records the placements imply and the stream lacks are
-//	          sent again
+//	          sent again; reservations of placed replicas are shared with
+//	          the other instances in the KV bucket flotilla-ledger (one
+//	          entry per cluster, compare-and-set; ledger.go)
 package schedulerd

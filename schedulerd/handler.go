@@ -37,6 +37,8 @@ type Handler struct {
 	// reserved: placed replicas not yet reported as allocated (overcommit
 	// protection, reservations.go).
 	reserved reservations
+	// ledger shares the reservations with the other instances (ledger.go).
+	ledger ledger
 	// placed: the workload affinity peers and the quota ledger decisions
 	// share (core.Placed; queue.go).
 	placed *core.Placed

@@ -110,6 +110,37 @@ func (v *memberView) clusters(reserved func(cluster string, allocating corev1.Re
 	return out
 }
 
+// reportsCapacity reports whether cluster's free capacity is known (a
+// capacity report is held): only there can it limit a placement.
+func (v *memberView) reportsCapacity(cluster string) bool {
+	m := v.byName[cluster]
+	return m != nil && m.capacity != nil
+}
+
+// fits reports whether two reserved totals (milli-units) fit together in
+// cluster's free capacity as reported (allocatable − allocated −
+// allocating), for every resource the cluster reports allocatable.
+func (v *memberView) fits(cluster string, a, b map[corev1.ResourceName]int64) bool {
+	m := v.byName[cluster]
+	if m == nil || m.capacity == nil {
+		return true
+	}
+	c := m.capacity
+	for r, alloc := range c.Allocatable {
+		free := alloc.MilliValue()
+		if q, ok := c.Allocated[r]; ok {
+			free -= q.MilliValue()
+		}
+		if q, ok := c.Allocating[r]; ok {
+			free -= q.MilliValue()
+		}
+		if a[r]+b[r] > free {
+			return false
+		}
+	}
+	return true
+}
+
 // snapshotFor is the snapshot a decision on b reads: built when a cluster
 // changed; for the capacity-driven strategies, with the latest
 // reservations (only the clusters whose reservations changed are derived

@@ -14,7 +14,7 @@ type metrics struct {
 func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "flotilla_scheduler_decisions_total", Help: "Scheduling decisions, by result (scheduled, unschedulable, unchanged).",
+			Name: "flotilla_scheduler_decisions_total", Help: "Scheduling decisions, by result (scheduled, unschedulable, unchanged; ledger_moved: made again because another instance reserved capacity meanwhile).",
 		}, []string{"result"}),
 		members: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "flotilla_scheduler_cluster_ready", Help: "1 when the scheduler sees the member cluster Ready.",

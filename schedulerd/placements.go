@@ -2,6 +2,7 @@ package schedulerd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -101,16 +102,40 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 		return nil
 	}
 	last, hadLast := h.book.placements[k]
-	snap := h.members.snapshotFor(b, &h.reserved)
+	var before []events.TargetCluster
+	var replaced *events.PlacementDecision
+	if hadLast {
+		before, replaced = last.Clusters, &last
+	}
 	// An explicit reschedule newer than the last decision asks for a fresh
 	// one (reference §1.1 rule 3, §2.5).
 	r := b.RescheduleRequestedAt
 	fresh := r != nil && (!hadLast || r.After(last.DecidedAt))
-	p := h.placed.Decide(h.sched, core.DecideInput{Binding: b, Snapshot: snap, Previous: h.book.previous(k), Evictions: evs, Fresh: fresh, Now: h.now()})
-	p.Binding = &b
-	if hadLast && samePlacement(last, p) {
-		h.metrics.decisions.WithLabelValues("unchanged").Inc()
-		return nil
+	var p events.PlacementDecision
+	for claims := 1; ; claims++ {
+		h.ledger.expire(&h.reserved, h.now())
+		snap := h.members.snapshotFor(b, &h.reserved)
+		p = h.placed.Decide(h.sched, core.DecideInput{Binding: b, Snapshot: snap, Previous: h.book.previous(k), Evictions: evs, Fresh: fresh, Now: h.now()})
+		p.Binding = &b
+		if hadLast && samePlacement(last, p) {
+			h.metrics.decisions.WithLabelValues("unchanged").Inc()
+			return nil
+		}
+		// What the placement adds where capacity limits it is claimed in
+		// the ledger shared with the other instances before it is
+		// published; if what they reserved meanwhile leaves too little
+		// room, decide again.
+		err := h.ledger.claim(ctx, &h.reserved, b, before, p.Clusters, h.members.reportsCapacity, h.members.fits, h.now())
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, errLedgerMoved) {
+			return err
+		}
+		h.metrics.decisions.WithLabelValues("ledger_moved").Inc()
+		if claims == maxClaims {
+			return events.RetryAfter(err, ledgerFlush)
+		}
 	}
 	out, err := events.NewWithID(placementID(k, b.Revision, p, last, hadLast, cause), events.TypePlacementDecided, h.source, k.String(), p)
 	if err != nil {
@@ -121,11 +146,6 @@ func (h *Handler) decide(ctx context.Context, cause events.Event, k events.Objec
 	}
 	if err := events.PublishEffect(ctx, h.pub, events.PlacementSubject(k), out); err != nil {
 		return err
-	}
-	var before []events.TargetCluster
-	var replaced *events.PlacementDecision
-	if hadLast {
-		before, replaced = last.Clusters, &last
 	}
 	if err := h.assign(ctx, out, events.TypeWorkAssigned, p, replaced); err != nil {
 		return err

@@ -80,6 +80,9 @@ type reservations struct {
 	// (executord reported it), which the cluster's next capacity report
 	// releases; the only ones a report has to look at.
 	runningIn map[string]map[events.ObjectKey]bool
+	// shared: per cluster, what the other schedulerd instances hold
+	// reserved there (the ledger's figures, ledger.go).
+	shared map[string]map[corev1.ResourceName]int64
 	// oldest is at most the oldest reservation's time: before it is
 	// ReservationTTL old, no reservation can have expired and nothing is
 	// scanned. lastSweep bounds full scans to one a second.
@@ -88,7 +91,8 @@ type reservations struct {
 
 func newReservations() reservations {
 	return reservations{byTemplate: map[events.ObjectKey]*templateReservations{}, totals: map[string]map[corev1.ResourceName]int64{},
-		counts: map[string]int{}, changed: map[string]bool{}, runningIn: map[string]map[events.ObjectKey]bool{}}
+		counts: map[string]int{}, changed: map[string]bool{}, runningIn: map[string]map[events.ObjectKey]bool{},
+		shared: map[string]map[corev1.ResourceName]int64{}}
 }
 
 // count is the number of templates with replicas reserved in cluster.
@@ -274,20 +278,36 @@ func (rs *reservations) releaseReported(rep events.ClusterCapacity, now time.Tim
 	}
 }
 
-// reservedFor adds a cluster's reservations to its reported Allocating.
+// setShared sets what the other instances hold reserved in cluster.
+func (rs *reservations) setShared(cluster string, total map[corev1.ResourceName]int64) {
+	if sameTotal(rs.shared[cluster], total) {
+		return
+	}
+	if isZero(total) {
+		delete(rs.shared, cluster)
+	} else {
+		rs.shared[cluster] = total
+	}
+	rs.changed[cluster] = true
+}
+
+// reservedFor adds a cluster's reservations, this instance's and the
+// others', to its reported Allocating.
 func (rs *reservations) reservedFor(cluster string, base corev1.ResourceList) corev1.ResourceList {
-	total := rs.totals[cluster]
-	if rs.counts[cluster] == 0 || total == nil {
+	total, shared := rs.totals[cluster], rs.shared[cluster]
+	if (rs.counts[cluster] == 0 || total == nil) && shared == nil {
 		return base
 	}
 	out := base.DeepCopy()
 	if out == nil {
 		out = corev1.ResourceList{}
 	}
-	for name, milli := range total {
-		cur := out[name]
-		cur.Add(*resource.NewMilliQuantity(milli, resource.DecimalSI))
-		out[name] = cur
+	for _, t := range []map[corev1.ResourceName]int64{total, shared} {
+		for name, milli := range t {
+			cur := out[name]
+			cur.Add(*resource.NewMilliQuantity(milli, resource.DecimalSI))
+			out[name] = cur
+		}
 	}
 	return out
 }

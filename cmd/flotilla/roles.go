@@ -119,7 +119,13 @@ func daemonConsumers(daemon string) []natsbus.ConsumerSpec {
 // ("*"), the other daemons' consumers of that stream are denied it by
 // name: it can neither bind, pull from nor acknowledge for them.
 func daemonGrant(daemon string) natsbus.Grant {
-	g := natsbus.Grant{EnsureStreams: true, Consume: daemonConsumers(daemon), Buckets: natsbus.CoordinationBuckets}
+	g := natsbus.Grant{EnsureStreams: true, Consume: daemonConsumers(daemon), Buckets: slices.Clone(natsbus.CoordinationBuckets)}
+	if daemon == "schedulerd" {
+		// The capacity ledger its instances share (DESIGN.md decision 28):
+		// written and followed by schedulerd alone.
+		g.Buckets = append(g.Buckets, natsbus.LedgerBucket)
+		g.Read = append(g.Read, natsbus.LedgerStream)
+	}
 	for _, e := range events.Catalogue {
 		if !producedBy(e, daemon) {
 			continue

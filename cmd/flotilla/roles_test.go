@@ -208,6 +208,14 @@ func TestUsersRolesAllowWhatTheySayAndNothingElse(t *testing.T) {
 		{"the console writes no placement", natsbus.IssueRequest{Role: roleConsole}, events.PlacementSubject(key), false},
 		{"the console deletes no consumer", natsbus.IssueRequest{Role: roleConsole}, "$JS.API.CONSUMER.DELETE.FLOTILLA_WORK.x", false},
 		{"a daemon deletes no stream", natsbus.IssueRequest{Role: "schedulerd"}, "$JS.API.STREAM.DELETE.FLOTILLA_PLACEMENT", false},
+		{"schedulerd writes the capacity ledger", natsbus.IssueRequest{Role: "schedulerd"}, "$KV." + natsbus.LedgerBucket + ".cluster1", true},
+		{"schedulerd follows the capacity ledger through its own consumer", natsbus.IssueRequest{Role: "schedulerd"}, api + "CONSUMER.CREATE." + natsbus.LedgerStream + "." + reader + ".$KV." + natsbus.LedgerBucket + ".>", true},
+		{"policyd writes no capacity ledger", natsbus.IssueRequest{Role: "policyd"}, "$KV." + natsbus.LedgerBucket + ".cluster1", false},
+		{"healthd writes no capacity ledger", natsbus.IssueRequest{Role: "healthd"}, "$KV." + natsbus.LedgerBucket + ".cluster1", false},
+		{"executord writes no capacity ledger", natsbus.IssueRequest{Role: "executord"}, "$KV." + natsbus.LedgerBucket + ".cluster1", false},
+		{"a pull-mode executord writes no capacity ledger", natsbus.IssueRequest{Role: "executord", Cluster: "cluster1"}, "$KV." + natsbus.LedgerBucket + ".cluster1", false},
+		{"a viewer writes no capacity ledger", natsbus.IssueRequest{Role: roleViewer}, "$KV." + natsbus.LedgerBucket + ".cluster1", false},
+		{"hubd writes no capacity ledger", natsbus.IssueRequest{Role: "hubd"}, "$KV." + natsbus.LedgerBucket + ".cluster1", false},
 		{"an admin issues credentials", natsbus.IssueRequest{Role: roleAdmin}, natsbus.IssueSubject, true},
 	}
 	for _, c := range cases {

@@ -237,6 +237,16 @@ func (in *Instance) Owns(work string) bool {
 	return v != nil && v.items[work] && time.Now().Before(v.until)
 }
 
+// Holds is how many work items this instance holds now (what Owned
+// lists, without listing them).
+func (in *Instance) Holds() int {
+	v := in.view.Load()
+	if v == nil || !time.Now().Before(v.until) {
+		return 0
+	}
+	return len(v.items)
+}
+
 // Owned lists the work items whose leases this instance holds now.
 func (in *Instance) Owned() []string {
 	v := in.view.Load()
