@@ -240,17 +240,53 @@ func (l *ledger) claim(ctx context.Context, rs *reservations, b events.Binding, 
 			}
 		}
 		share := plus(rs.totals[c.Name], per, delta)
-		err := l.write(ctx, rs, c.Name, share, now)
+		if l.covers(c.Name, share, now) {
+			continue // within what an earlier claim took ahead
+		}
+		// Claim ahead: room for claimAhead times the replicas added, where
+		// that fits, so that the next placements on the cluster need no
+		// round-trip until the flush gives back what was not used.
+		ask := plus(rs.totals[c.Name], per, delta*claimAhead)
+		if !fits(c.Name, rs.shared[c.Name], ask) {
+			ask = share
+		}
+		err := l.write(ctx, rs, c.Name, ask, now)
 		// Another instance wrote meanwhile: while what all hold still fits,
 		// the decision stands and the share is written at the new revision.
-		for try := 1; try < maxClaims && errors.Is(err, errLedgerMoved) && fits(c.Name, rs.shared[c.Name], share); try++ {
-			err = l.write(ctx, rs, c.Name, share, now)
+		for try := 1; try < maxClaims && errors.Is(err, errLedgerMoved); try++ {
+			if !fits(c.Name, rs.shared[c.Name], ask) {
+				if ask = share; !fits(c.Name, rs.shared[c.Name], ask) {
+					break
+				}
+			}
+			err = l.write(ctx, rs, c.Name, ask, now)
 		}
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// claimAhead: how many times the replicas a placement adds to a cluster a
+// claim reserves there (where they fit), so that one write serves several
+// placements (two instances on dynamic weights over 100 clusters spent
+// 8.2 ms of CPU per placement claiming each one's replicas exactly).
+const claimAhead = 16
+
+// covers reports whether this instance's share of cluster, as last
+// written, already holds total and is not half-way to expiring.
+func (l *ledger) covers(cluster string, total map[corev1.ResourceName]int64, now time.Time) bool {
+	held, ok := l.entries[cluster].Shares[l.self]
+	if !ok || !now.Before(held.Until.Add(-ReservationTTL/2)) {
+		return false
+	}
+	for r, milli := range total {
+		if held.Reserved[r] < milli {
+			return false
+		}
+	}
+	return true
 }
 
 // write stores this instance's share of cluster at the revision seen; on

@@ -363,3 +363,47 @@ func TestAClaimThatStillFitsBesideAnotherInstancesNewShareIsWrittenAgainUnchange
 		t.Errorf("writes: want 3, got %d", f.puts)
 	}
 }
+
+// A claim takes room ahead where it fits, so the placements that follow on
+// the same clusters, within that room, are published without a write; the
+// flush gives back what was not used.
+func TestAClaimTakesRoomAheadAndThePlacementsWithinItWriteNothing(t *testing.T) {
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec, f := ledgerHandler(t, clk)
+	small := func(name string) events.Binding {
+		b := dynamicBinding(name, 2, 1)
+		b.ReplicaRequirements = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m")}
+		return b
+	}
+	for i, name := range []string{"x", "y", "z"} {
+		if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, small(name))); err != nil {
+			t.Fatal(err)
+		}
+		if want := 2; f.puts != want {
+			t.Fatalf("after placement %d: writes: want %d (the first claims ahead on both clusters), got %d", i+1, want, f.puts)
+		}
+	}
+	if got := len(placements(rec)); got != 3 {
+		t.Fatalf("placements published: want 3, got %d", got)
+	}
+	var e ledgerEntry
+	if err := events.UnmarshalJSON(f.values["cluster1"], &e); err != nil {
+		t.Fatal(err)
+	}
+	// 16 times the first placement's one replica of 10m and one pod.
+	want := map[corev1.ResourceName]int64{corev1.ResourceCPU: 160, corev1.ResourcePods: 16000}
+	if diff := cmp.Diff(want, e.Shares["a"].Reserved); diff != "" {
+		t.Errorf("a's share of cluster1 as claimed (-want +got):\n%s", diff)
+	}
+	clk.advance(ledgerFlush)
+	if err := h.FlushLedger(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	if err := events.UnmarshalJSON(f.values["cluster1"], &e); err != nil {
+		t.Fatal(err)
+	}
+	want = map[corev1.ResourceName]int64{corev1.ResourceCPU: 30, corev1.ResourcePods: 3000}
+	if diff := cmp.Diff(want, e.Shares["a"].Reserved); diff != "" {
+		t.Errorf("a's share of cluster1 after the flush (-want +got):\n%s", diff)
+	}
+}

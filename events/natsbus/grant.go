@@ -186,10 +186,12 @@ func anyConsumerSubjects(stream string) []string {
 // consumerSubjects are the JetStream API subjects of creating and updating
 // the one consumer name of stream with filters (one filter travels in the
 // subject, where the server checks it; several travel in the request, and
-// the subject carries none), inspecting it and pulling from it.
+// the subject carries none), inspecting it, pulling from it and deleting it.
 func consumerSubjects(stream, name string, filters ...string) []string {
 	c := stream + "." + name
-	out := []string{jsAPI + "CONSUMER.INFO." + c, jsAPI + "CONSUMER.MSG.NEXT." + c}
+	// Deleting: a daemon that rebuilds by replaying a stream starts its
+	// consumer afresh (policyd beside other instances).
+	out := []string{jsAPI + "CONSUMER.INFO." + c, jsAPI + "CONSUMER.MSG.NEXT." + c, jsAPI + "CONSUMER.DELETE." + c}
 	if len(filters) != 1 {
 		return append(out, jsAPI+"CONSUMER.CREATE."+c)
 	}

@@ -554,7 +554,14 @@ func (in *Instance) write(ctx context.Context, kv jetstream.KeyValue, key string
 	e, gerr := kv.Get(ctx, key)
 	switch {
 	case errors.Is(gerr, jetstream.ErrKeyNotFound): // expired: an update names a revision gone
-		return kv.Create(ctx, key, value)
+		n, err := kv.Create(ctx, key, value)
+		if conflict(err) {
+			// Read as gone, yet there: the read came from a replica behind
+			// (a node frozen or just back). Not a conflict: the next round
+			// asks again.
+			return 0, fmt.Errorf("%s read as expired from a replica behind the bucket's leader: %v", key, err)
+		}
+		return n, err
 	case gerr != nil: // cannot tell now: not a conflict, the next round asks again
 		return 0, gerr
 	case !ours(e.Value()):
