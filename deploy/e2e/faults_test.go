@@ -152,13 +152,19 @@ func TestTwoInstancesOfEveryDaemonLoseNothingAndRepeatNothingUnderKills(t *testi
 	s.mustCLI("apply", "-f", s.write("policies.yaml", faultPolicies(ns)))
 
 	killed := map[string]int{} // instance -> how many of its lifetimes ended in a SIGKILL
-	kill := func(in string) faultStep {
-		return faultStep{what: "SIGKILL " + in, do: func() { s.kill(in); killed[in]++ }}
+	step := func(at time.Duration, what string, do func()) faultStep { return faultStep{at, what, do} }
+	// round SIGKILLs instance in of every daemon, one every 2 s from from,
+	// and starts each again pause after its kill.
+	round := func(from, pause time.Duration, in string) []faultStep {
+		var out []faultStep
+		for i, d := range daemons {
+			name, at := d+"-"+in, from+time.Duration(i)*2*time.Second
+			out = append(out,
+				step(at, "SIGKILL "+name, func() { s.kill(name); killed[name]++ }),
+				step(at+pause, "restart "+name, func() { s.start(name, args...) }))
+		}
+		return out
 	}
-	restart := func(in string) faultStep {
-		return faultStep{what: "restart " + in, do: func() { s.start(in, args...) }}
-	}
-	at := func(d time.Duration, st faultStep) faultStep { st.at = d; return st }
 	placementLeader := func() string {
 		l, err := leaderOf(bus, events.StreamPlacement)
 		if err != nil {
@@ -166,63 +172,37 @@ func TestTwoInstancesOfEveryDaemonLoseNothingAndRepeatNothingUnderKills(t *testi
 		}
 		return l
 	}
-	var node string // the NATS node killed
-	stopNode := func(pick func() string) faultStep {
-		return faultStep{what: "SIGKILL a NATS node", do: func() { node = pick(); nats.run("stop", node); t.Logf("NATS node %s killed", node) }}
-	}
-	startNode := faultStep{what: "restart the NATS node", do: func() { nats.run("start", node) }}
-	var frozen string
-	freeze := faultStep{what: "SIGSTOP the placement leader's node", do: func() {
-		frozen = placementLeader()
-		nats.signal(frozen, syscall.SIGSTOP)
-		t.Logf("NATS node %s frozen", frozen)
-	}}
-	thaw := faultStep{what: "SIGCONT the frozen node", do: func() { nats.signal(frozen, syscall.SIGCONT) }}
-
-	run := faultRun{templates: 60, every: 500 * time.Millisecond, steps: []faultStep{
-		at(2*time.Second, stopNode(func() string { // a follower: clients move, the placement leader stays
-			l := placementLeader()
-			for _, n := range []string{"n1", "n2", "n3"} {
-				if n != l {
-					return n
-				}
+	follower := func() string { // clients move, the placement leader stays
+		l := placementLeader()
+		for _, n := range []string{"n1", "n2", "n3"} {
+			if n != l {
+				return n
 			}
-			return ""
-		})),
-		at(4*time.Second, kill("policyd-a")),
-		at(6*time.Second, kill("schedulerd-a")),
-		at(8*time.Second, kill("executord-a")),
-		at(10*time.Second, kill("healthd-a")),
-		at(11*time.Second, restart("policyd-a")),
-		at(12*time.Second, startNode),
-		at(13*time.Second, restart("schedulerd-a")),
-		at(15*time.Second, restart("executord-a")),
-		at(17*time.Second, restart("healthd-a")),
-	}}
-	if os.Getenv("FLOTILLA_CHAOS") == "1" {
-		run = faultRun{templates: 300, every: 250 * time.Millisecond, steps: []faultStep{
-			at(3*time.Second, stopNode(placementLeader)),
-			at(5*time.Second, kill("policyd-a")),
-			at(7*time.Second, kill("schedulerd-a")),
-			at(9*time.Second, kill("executord-a")),
-			at(11*time.Second, kill("healthd-a")),
-			at(13*time.Second, restart("policyd-a")),
-			at(15*time.Second, restart("schedulerd-a")),
-			at(17*time.Second, restart("executord-a")),
-			at(19*time.Second, restart("healthd-a")),
-			at(20*time.Second, startNode),
-			at(30*time.Second, freeze),
-			at(35*time.Second, kill("policyd-b")),
-			at(38*time.Second, kill("schedulerd-b")),
-			at(41*time.Second, kill("executord-b")),
-			at(44*time.Second, kill("healthd-b")),
-			at(50*time.Second, thaw),
-			at(52*time.Second, restart("policyd-b")),
-			at(54*time.Second, restart("schedulerd-b")),
-			at(56*time.Second, restart("executord-b")),
-			at(58*time.Second, restart("healthd-b")),
-		}}
+		}
+		return ""
 	}
+	var node, frozen string // the NATS nodes killed and frozen
+	stopNode := func(at time.Duration, pick func() string) faultStep {
+		return step(at, "SIGKILL a NATS node", func() { node = pick(); nats.run("stop", node); t.Logf("NATS node %s killed", node) })
+	}
+	startNode := func(at time.Duration) faultStep {
+		return step(at, "restart the NATS node", func() { nats.run("start", node) })
+	}
+
+	run := faultRun{templates: 60, every: 500 * time.Millisecond,
+		steps: append(round(4*time.Second, 7*time.Second, "a"), stopNode(2*time.Second, follower), startNode(12*time.Second))}
+	if os.Getenv("FLOTILLA_CHAOS") == "1" {
+		run = faultRun{templates: 300, every: 250 * time.Millisecond, steps: append(append(
+			round(5*time.Second, 8*time.Second, "a"), round(35*time.Second, 17*time.Second, "b")...),
+			stopNode(3*time.Second, placementLeader), startNode(20*time.Second),
+			step(30*time.Second, "SIGSTOP the placement leader's node", func() {
+				frozen = placementLeader()
+				nats.signal(frozen, syscall.SIGSTOP)
+				t.Logf("NATS node %s frozen", frozen)
+			}),
+			step(50*time.Second, "SIGCONT the frozen node", func() { nats.signal(frozen, syscall.SIGCONT) }))}
+	}
+	sort.SliceStable(run.steps, func(i, j int) bool { return run.steps[i].at < run.steps[j].at })
 
 	// The templates flow at a steady rate whatever each apply takes: each is
 	// its own `flotilla apply`, at most eight at a time. One that policyd
