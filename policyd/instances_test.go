@@ -29,29 +29,6 @@ func runInstance(t *testing.T, url, name string) func() {
 	return eventstest.Running(t, d.Run)
 }
 
-// leaseHolders counts policyd's partition leases per instance.
-func leaseHolders(t *testing.T, bus *natsbus.Bus) map[string]int {
-	t.Helper()
-	out := map[string]int{}
-	for work, instance := range eventstest.Leases(t, bus, "policyd") {
-		if strings.HasPrefix(work, "p") {
-			out[instance]++
-		}
-	}
-	return out
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // app is Deployment name, which the policy "all" claims.
 func app(name string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(deployment, "my-app", name), "replicas: 6", "replicas: 2")
@@ -85,13 +62,15 @@ func bound(t *testing.T, bus *natsbus.Bus) (revisions map[string][]int64, by map
 func TestTwoPolicydInstancesBindEveryTemplateOnceAndOneBindsAllWhenTheOtherStops(t *testing.T) {
 	url, bus := eventstest.Server(t)
 	stopA := runInstance(t, url, "a")
-	eventually(t, "a to hold every partition", func() bool { return cmp.Equal(map[string]int{"a": 4}, leaseHolders(t, bus)) })
+	eventstest.Eventually(t, "a to hold every partition", func() bool { return cmp.Equal(map[string]int{"a": 4}, eventstest.PartitionsHeld(t, bus, "policyd")) })
 	const early = 6
 	for i := range early {
 		publishInput(t, bus, applied(t, app(fmt.Sprintf("app-%02d", i))))
 	}
 	runInstance(t, url, "b")
-	eventually(t, "a and b to hold two partitions each", func() bool { return cmp.Equal(map[string]int{"a": 2, "b": 2}, leaseHolders(t, bus)) })
+	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool {
+		return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "policyd"))
+	})
 	// The policy comes after the templates: each instance binds its own
 	// partitions' templates, which it knows only by reading every input.
 	publishInput(t, bus, applied(t, policyDoc("all", "", 0)))
@@ -101,7 +80,7 @@ func TestTwoPolicydInstancesBindEveryTemplateOnceAndOneBindsAllWhenTheOtherStops
 	}
 	var revisions map[string][]int64
 	var by map[string]string
-	eventually(t, "every template bound", func() bool { revisions, by = bound(t, bus); return len(revisions) == templates })
+	eventstest.Eventually(t, "every template bound", func() bool { revisions, by = bound(t, bus); return len(revisions) == templates })
 	time.Sleep(500 * time.Millisecond) // a second binding, were one made, would be stored by now
 	revisions, by = bound(t, bus)
 	binders := map[string]bool{}
@@ -123,11 +102,11 @@ func TestTwoPolicydInstancesBindEveryTemplateOnceAndOneBindsAllWhenTheOtherStops
 	}
 
 	stopA()
-	eventually(t, "b to hold every partition", func() bool { return cmp.Equal(map[string]int{"b": 4}, leaseHolders(t, bus)) })
+	eventstest.Eventually(t, "b to hold every partition", func() bool { return cmp.Equal(map[string]int{"b": 4}, eventstest.PartitionsHeld(t, bus, "policyd")) })
 	for i := range templates {
 		publishInput(t, bus, applied(t, strings.Replace(app(fmt.Sprintf("app-%02d", i)), "replicas: 2", "replicas: 3", 1)))
 	}
-	eventually(t, "every template bound again", func() bool {
+	eventstest.Eventually(t, "every template bound again", func() bool {
 		revisions, by = bound(t, bus)
 		for _, revs := range revisions {
 			if revs[len(revs)-1] != 2 {

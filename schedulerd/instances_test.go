@@ -30,33 +30,6 @@ func runInstance(t *testing.T, url, name string) func() {
 	return eventstest.Running(t, d.Run)
 }
 
-// leaseHolders counts schedulerd's partition leases per instance.
-func leaseHolders(t *testing.T, bus *natsbus.Bus) map[string]int {
-	t.Helper()
-	_, leases, _, err := bus.Instances(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int{}
-	for _, l := range leases {
-		if l.Daemon == "schedulerd" {
-			out[l.Instance]++
-		}
-	}
-	return out
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // decided reads every placement.decided stored, by key: the binding
 // revisions decided, in order, and the instances that decided them.
 func decided(t *testing.T, bus *natsbus.Bus) (revisions map[string][]int64, by map[string][]string) {
@@ -85,9 +58,11 @@ func TestTwoSchedulerdInstancesShareTheTemplatesAndOneTakesAllWhenTheOtherStops(
 	publishAt(t, bus, events.MemberSubject("cluster1"), events.TypeClusterRegistered, events.ClusterRegistration{Name: "cluster1", Generation: 1})
 	publishAt(t, bus, events.HealthSubject("cluster1"), events.TypeClusterHealthChanged, events.ClusterHealth{Cluster: "cluster1", Ready: true, State: "Ready", ObservedAt: time.Now()})
 	stopA := runInstance(t, url, "a")
-	eventually(t, "a to hold every partition", func() bool { return cmp.Equal(map[string]int{"a": 4}, leaseHolders(t, bus)) })
+	eventstest.Eventually(t, "a to hold every partition", func() bool { return cmp.Equal(map[string]int{"a": 4}, eventstest.PartitionsHeld(t, bus, "schedulerd")) })
 	runInstance(t, url, "b")
-	eventually(t, "a and b to hold two partitions each", func() bool { return cmp.Equal(map[string]int{"a": 2, "b": 2}, leaseHolders(t, bus)) })
+	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool {
+		return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "schedulerd"))
+	})
 
 	const templates = 24
 	bind := func(rev int64) {
@@ -100,7 +75,7 @@ func TestTwoSchedulerdInstancesShareTheTemplatesAndOneTakesAllWhenTheOtherStops(
 	bind(1)
 	var revisions map[string][]int64
 	var by map[string][]string
-	eventually(t, "every template placed", func() bool { revisions, by = decided(t, bus); return len(revisions) == templates })
+	eventstest.Eventually(t, "every template placed", func() bool { revisions, by = decided(t, bus); return len(revisions) == templates })
 	owners := map[string]bool{}
 	for name, revs := range revisions {
 		if diff := cmp.Diff([]int64{1}, revs); diff != "" {
@@ -113,9 +88,9 @@ func TestTwoSchedulerdInstancesShareTheTemplatesAndOneTakesAllWhenTheOtherStops(
 	}
 
 	stopA()
-	eventually(t, "b to hold every partition", func() bool { return cmp.Equal(map[string]int{"b": 4}, leaseHolders(t, bus)) })
+	eventstest.Eventually(t, "b to hold every partition", func() bool { return cmp.Equal(map[string]int{"b": 4}, eventstest.PartitionsHeld(t, bus, "schedulerd")) })
 	bind(2)
-	eventually(t, "every template placed again", func() bool {
+	eventstest.Eventually(t, "every template placed again", func() bool {
 		revisions, by = decided(t, bus)
 		for _, revs := range revisions {
 			if revs[len(revs)-1] != 2 {

@@ -28,9 +28,11 @@ func TestTwoInstancesRacingForRoomForTenReplicasPlaceExactlyTen(t *testing.T) {
 	publishAt(t, bus, events.CapacitySubject("cluster1"), events.TypeClusterCapacityReported, events.ClusterCapacity{Cluster: "cluster1", Nodes: 1, ReadyNodes: 1,
 		Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourcePods: resource.MustParse("110")}, ObservedAt: time.Now()})
 	runInstance(t, url, "a")
-	eventually(t, "a to hold every partition", func() bool { return cmp.Equal(map[string]int{"a": 4}, leaseHolders(t, bus)) })
+	eventstest.Eventually(t, "a to hold every partition", func() bool { return cmp.Equal(map[string]int{"a": 4}, eventstest.PartitionsHeld(t, bus, "schedulerd")) })
 	runInstance(t, url, "b")
-	eventually(t, "a and b to hold two partitions each", func() bool { return cmp.Equal(map[string]int{"a": 2, "b": 2}, leaseHolders(t, bus)) })
+	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool {
+		return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "schedulerd"))
+	})
 
 	for i := range templates {
 		b := dynamicBinding(fmt.Sprintf("app-%02d", i), 1, 1)
@@ -43,7 +45,7 @@ func TestTwoInstancesRacingForRoomForTenReplicasPlaceExactlyTen(t *testing.T) {
 	}
 	var latest map[string]events.PlacementDecision
 	var by map[string]string
-	eventually(t, "every template decided", func() bool { latest, by = latestPlacements(t, bus); return len(latest) == templates })
+	eventstest.Eventually(t, "every template decided", func() bool { latest, by = latestPlacements(t, bus); return len(latest) == templates })
 	placed, deciders := int32(0), map[string]bool{}
 	for name, p := range latest {
 		deciders[by[name]] = true

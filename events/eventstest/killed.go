@@ -2,6 +2,7 @@ package eventstest
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +131,29 @@ func Leases(t testing.TB, bus *natsbus.Bus, daemon string) map[string]string {
 		}
 	}
 	return out
+}
+
+// PartitionsHeld counts daemon's partition leases per instance.
+func PartitionsHeld(t testing.TB, bus *natsbus.Bus, daemon string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for work, instance := range Leases(t, bus, daemon) {
+		if strings.HasPrefix(work, "p") {
+			out[instance]++
+		}
+	}
+	return out
+}
+
+// Eventually polls cond every 50ms until it holds, failing the test after
+// 20s.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

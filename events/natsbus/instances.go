@@ -547,27 +547,29 @@ func (in *Instance) write(ctx context.Context, kv jetstream.KeyValue, key string
 		}
 		return kv.Update(ctx, key, value, rev)
 	}
-	n, err := put(rev)
-	if !conflict(err) {
-		return n, err
-	}
-	e, gerr := kv.Get(ctx, key)
-	switch {
-	case errors.Is(gerr, jetstream.ErrKeyNotFound): // expired: an update names a revision gone
-		n, err := kv.Create(ctx, key, value)
-		if conflict(err) {
-			// Read as gone, yet there: the read came from a replica behind
-			// (a node frozen or just back). Not a conflict: the next round
-			// asks again.
-			return 0, fmt.Errorf("%s read as expired from a replica behind the bucket's leader: %v", key, err)
+	for try := 1; ; try++ {
+		n, err := put(rev)
+		if !conflict(err) {
+			return n, err
 		}
-		return n, err
-	case gerr != nil: // cannot tell now: not a conflict, the next round asks again
-		return 0, gerr
-	case !ours(e.Value()):
-		return 0, err
+		e, gerr := kv.Get(ctx, key)
+		switch {
+		case errors.Is(gerr, jetstream.ErrKeyNotFound): // expired: an update names a revision gone
+			rev = 0
+		case gerr != nil: // cannot tell now: not a conflict, the next round asks again
+			return 0, gerr
+		case !ours(e.Value()):
+			return 0, err
+		default:
+			rev = e.Revision()
+		}
+		if try == 3 {
+			// Ours (or gone) when read, yet refused when written: the reads
+			// come from a replica behind the bucket's leader (a node frozen
+			// or just back). Not a conflict: the next round asks again.
+			return 0, fmt.Errorf("%s: this instance's own, yet its writes are refused (a replica behind the leader?): %v", key, err)
+		}
 	}
-	return put(e.Revision())
 }
 
 // conflict reports a compare-and-set refused because the key holds another
