@@ -3,7 +3,6 @@ package policyd
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -35,10 +34,8 @@ type Daemon struct {
 	h    *Handler
 	// mu serialises the handler's input and the take-overs of partitions.
 	mu sync.Mutex
-	// loaded: the partitions held whose templates the state holds (under
-	// mu). A partition is held before it is taken over: until then its
-	// inputs are left to the take-over, which reads them from the stream.
-	loaded map[string]bool
+	// own: what this instance knows of its partitions (under mu).
+	own ownership
 }
 
 // ConsumerName is policyd's durable consumer on the input stream, slot 0's
@@ -97,10 +94,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	n := in.Partitions()
 	items := natsbus.PartitionItems(n)
-	d.h.SetOwner(func(k events.ObjectKey) bool {
-		item := events.PartitionItem(events.Partition(k, n))
-		return d.loaded[item] && in.Owns(item)
-	})
+	item := func(k events.ObjectKey) string { return events.PartitionItem(events.Partition(k, n)) }
+	d.own = ownership{loaded: map[string]bool{}, republish: map[string]bool{}}
+	d.h.SetOwner(func(k events.ObjectKey) bool { return d.own.loaded[item(k)] && in.Owns(item(k)) },
+		func(k events.ObjectKey) bool { return d.own.loaded[item(k)] })
 	spec := slotConsumers(in.Slot())[0]
 	peers, err := in.Peers(ctx)
 	if err != nil {
@@ -128,9 +125,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	// The rebuild read every partition's templates: those held are loaded.
-	d.loaded = map[string]bool{}
 	for _, item := range in.Owned() {
-		d.loaded[item] = true
+		d.own.loaded[item] = true
 	}
 	d.h.Forget(func(k events.ObjectKey) bool { return !d.h.mine(k) })
 	c, err := bus.Bind(ctx, spec)
@@ -146,6 +142,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return c.Run(ctx, func(ctx context.Context, e events.Event) error {
 			d.mu.Lock()
 			defer d.mu.Unlock()
+			if d.park(ctx, e, in, n) {
+				return nil
+			}
 			return d.h.Handle(ctx, e)
 		})
 	})
@@ -182,79 +181,6 @@ func (d *Daemon) sameStream(input natsbus.StreamState) {
 		if seq > input.LastSeq {
 			delete(d.h.st.inputs, k)
 		}
-	}
-}
-
-// inPartitions reports whether a key's partition is one of items.
-func inPartitions(items []string, n int) func(events.ObjectKey) bool {
-	return func(k events.ObjectKey) bool {
-		return slices.Contains(items, events.PartitionItem(events.Partition(k, n)))
-	}
-}
-
-// moved forgets what only the owner of the partitions lost keeps, and
-// leaves the partitions gained to be taken over: held again after a lapse
-// (inputs were left to their owner meanwhile), or afresh.
-func (d *Daemon) moved(gained, lost []string, n int) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for _, item := range append(gained, lost...) {
-		delete(d.loaded, item)
-	}
-	if len(lost) > 0 {
-		d.h.Forget(inPartitions(lost, n))
-	}
-}
-
-// takeOver makes this instance the publisher of the partitions it holds
-// and has not loaded (Handler.TakeOver). A failure is logged and tried
-// again on the next call.
-func (d *Daemon) takeOver(ctx context.Context, in *natsbus.Instance, n int) {
-	// Under the lock: an input the consumer leaves to the take-over (its
-	// partition not loaded yet) is then among the inputs read.
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var todo []string
-	for _, item := range in.Owned() {
-		if !d.loaded[item] {
-			todo = append(todo, item)
-		}
-	}
-	if len(todo) == 0 {
-		return
-	}
-	p, err := readPublished(ctx, d.deps.Bus)
-	var regs map[string]events.ClusterRegistration
-	var ms []natsbus.Message
-	if err == nil {
-		regs, err = readRegistrations(ctx, d.deps.Bus)
-	}
-	if err == nil {
-		ms, err = d.deps.Bus.LatestPerSubject(ctx, events.StreamInput, events.AllInput)
-	}
-	if err != nil {
-		d.deps.Log.Warn("take over partitions: reading what was published", zap.Strings("partitions", todo), zap.Error(err))
-		return
-	}
-	latest := make([]Input, 0, len(ms))
-	for _, m := range ms {
-		if m.Err == nil {
-			latest = append(latest, Input{Event: m.Event, Subject: m.Subject, Sequence: m.Sequence})
-		}
-	}
-	for _, item := range todo {
-		d.loaded[item] = true
-	}
-	missing, err := d.h.TakeOver(ctx, p, regs, latest, inPartitions(todo, n))
-	if err != nil {
-		for _, item := range todo {
-			delete(d.loaded, item)
-		}
-		d.deps.Log.Warn("take over partitions", zap.Strings("partitions", todo), zap.Error(err))
-		return
-	}
-	if missing > 0 {
-		d.deps.Log.Info("took over partitions: published what their last owner had not", zap.Strings("partitions", todo), zap.Int("events", missing))
 	}
 }
 

@@ -33,6 +33,10 @@ type Handler struct {
 	// owns reports whether this instance holds key's partition, and so
 	// publishes what key's inputs cause (nil: every key, one instance).
 	owns func(events.ObjectKey) bool
+	// keeps reports whether this instance keeps key's template in its
+	// state: it owns it, or owned it and may again after a lapse (nil:
+	// every key).
+	keeps func(events.ObjectKey) bool
 	// replayThrough: inputs up to this stream sequence are replayed to
 	// catch the state up, not handled for the first time (partitions.go);
 	// catchingUp: a take-over is handling the inputs its partitions'

@@ -133,7 +133,7 @@ func TestAPartitionsNewOwnerPublishesWhatItsLastOwnerHadNot(t *testing.T) {
 	rec := &eventstest.Recorder{}
 	h := NewHandler(rec, "t", zap.NewNop())
 	owned := false
-	h.SetOwner(func(events.ObjectKey) bool { return owned })
+	h.SetOwner(func(events.ObjectKey) bool { return owned }, nil)
 	ctx := context.Background()
 	for _, doc := range []string{policyDoc("all", "", 0), app("one"), app("two")} {
 		if err := h.Handle(ctx, applied(t, doc)); err != nil {
@@ -176,7 +176,7 @@ func TestATemplateLeftToItsOwnerIsBoundByTheInstanceTakingItsPartitionOver(t *te
 	rec := &eventstest.Recorder{}
 	h := NewHandler(rec, "t", zap.NewNop())
 	owned := false
-	h.SetOwner(func(events.ObjectKey) bool { return owned })
+	h.SetOwner(func(events.ObjectKey) bool { return owned }, nil)
 	three := events.KeyOf("apps/v1", "Deployment", "default", "three")
 	input := Input{Event: applied(t, app("three")), Subject: events.InputSubject(three), Sequence: 7}
 	delivered := events.WithDelivery(context.Background(), events.Delivery{Stream: events.StreamInput, Subject: input.Subject, Sequence: input.Sequence, Delivered: 1})

@@ -37,8 +37,14 @@ import (
 // again publishes only what it changes (replaying).
 
 // SetOwner makes the handler publish only for keys owns reports held
-// (nil: every key).
-func (h *Handler) SetOwner(owns func(events.ObjectKey) bool) { h.owns = owns }
+// (nil: every key), and keep only the templates of keys keeps reports
+// kept, beside the shared objects (nil: those it owns).
+func (h *Handler) SetOwner(owns, keeps func(events.ObjectKey) bool) {
+	h.owns, h.keeps = owns, keeps
+	if keeps == nil {
+		h.keeps = owns
+	}
+}
 
 // mine reports whether this instance publishes for key.
 func (h *Handler) mine(key events.ObjectKey) bool { return h.owns == nil || h.owns(key) }
@@ -64,7 +70,7 @@ func (h *Handler) shared(key events.ObjectKey) bool {
 // only another instance keeps.
 func (h *Handler) othersOnly(ctx context.Context) bool {
 	k, ok := inputKey(ctx)
-	return ok && !h.mine(k) && !h.shared(k)
+	return ok && h.keeps != nil && !h.keeps(k) && !h.shared(k)
 }
 
 // clusterKey is the key of the Cluster object named name: its partition

@@ -1,0 +1,147 @@
+package policyd
+
+import (
+	"context"
+	"slices"
+
+	"go.uber.org/zap"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+)
+
+// ownership is what a policyd instance knows of its partitions, beside
+// the leases (natsbus.Instance), under Daemon.mu.
+type ownership struct {
+	// loaded: the partitions whose templates the state holds — held, or
+	// held until a lapse of the lease view: their inputs are still taken
+	// into the state, unpublished, so that holding them again needs only
+	// what was not published meanwhile (republish).
+	loaded, republish map[string]bool
+	// parked: inputs of partitions held but not loaded yet, handled once
+	// their take-over has loaded them (they arrived after it read the
+	// stream, or while it did).
+	parked []parkedInput
+}
+
+// parkedInput is an input waiting for its partition's take-over.
+type parkedInput struct {
+	event    events.Event
+	delivery events.Delivery
+	item     string
+}
+
+// inPartitions reports whether a key's partition is one of items.
+func inPartitions(items []string, n int) func(events.ObjectKey) bool {
+	return func(k events.ObjectKey) bool {
+		return slices.Contains(items, events.PartitionItem(events.Partition(k, n)))
+	}
+}
+
+// park keeps the input ctx delivers for its partition's take-over when
+// this instance holds the partition but has not loaded it (under mu).
+func (d *Daemon) park(ctx context.Context, e events.Event, in *natsbus.Instance, n int) bool {
+	k, ok := inputKey(ctx)
+	if !ok || d.h.shared(k) {
+		return false
+	}
+	item := events.PartitionItem(events.Partition(k, n))
+	if d.own.loaded[item] || !in.Owns(item) {
+		return false
+	}
+	dl, _ := events.DeliveryOf(ctx)
+	d.own.parked = append(d.own.parked, parkedInput{event: e, delivery: dl, item: item})
+	return true
+}
+
+// moved forgets what only the owner of the partitions lost keeps, and
+// leaves the partitions gained to the take-over: loaded ones (held again
+// after a lapse) to publish what was not, the others to load.
+func (d *Daemon) moved(gained, lost []string, n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, item := range lost {
+		delete(d.own.loaded, item)
+		delete(d.own.republish, item)
+	}
+	d.own.parked = slices.DeleteFunc(d.own.parked, func(p parkedInput) bool { return slices.Contains(lost, p.item) })
+	for _, item := range gained {
+		if d.own.loaded[item] {
+			d.own.republish[item] = true
+		}
+	}
+	if len(lost) > 0 {
+		d.h.Forget(inPartitions(lost, n))
+	}
+}
+
+// takeOver makes this instance the publisher of the partitions it holds
+// and has not loaded, or has held again after a lapse
+// (Handler.TakeOver); the inputs parked for them meanwhile are handled
+// after. The stream is read without the lock, so the consumer goes on
+// meanwhile. A failure is logged and tried again on the next call.
+func (d *Daemon) takeOver(ctx context.Context, in *natsbus.Instance, n int) {
+	d.mu.Lock()
+	var todo []string
+	for _, item := range in.Owned() {
+		if !d.own.loaded[item] || d.own.republish[item] {
+			todo = append(todo, item)
+		}
+	}
+	d.mu.Unlock()
+	if len(todo) == 0 {
+		return
+	}
+	p, err := readPublished(ctx, d.deps.Bus)
+	var regs map[string]events.ClusterRegistration
+	var ms []natsbus.Message
+	if err == nil {
+		regs, err = readRegistrations(ctx, d.deps.Bus)
+	}
+	if err == nil {
+		ms, err = d.deps.Bus.LatestPerSubject(ctx, events.StreamInput, events.AllInput)
+	}
+	if err != nil {
+		d.deps.Log.Warn("take over partitions: reading what was published", zap.Strings("partitions", todo), zap.Error(err))
+		return
+	}
+	latest := make([]Input, 0, len(ms))
+	for _, m := range ms {
+		if m.Err == nil {
+			latest = append(latest, Input{Event: m.Event, Subject: m.Subject, Sequence: m.Sequence})
+		}
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	todo = slices.DeleteFunc(todo, func(item string) bool { return !in.Owns(item) }) // lost meanwhile
+	loaded := map[string]bool{}
+	for _, item := range todo {
+		loaded[item] = d.own.loaded[item]
+		d.own.loaded[item] = true
+	}
+	missing, err := d.h.TakeOver(ctx, p, regs, latest, inPartitions(todo, n))
+	if err != nil {
+		for _, item := range todo {
+			d.own.loaded[item] = loaded[item]
+		}
+		d.deps.Log.Warn("take over partitions", zap.Strings("partitions", todo), zap.Error(err))
+		return
+	}
+	for _, item := range todo {
+		delete(d.own.republish, item)
+	}
+	var waiting []parkedInput
+	for _, pi := range d.own.parked {
+		if !slices.Contains(todo, pi.item) {
+			waiting = append(waiting, pi)
+			continue
+		}
+		if err := d.h.Handle(events.WithDelivery(ctx, pi.delivery), pi.event); err != nil && !events.IsPermanent(err) {
+			d.deps.Log.Warn("an input parked for a take-over failed; the next owner's take-over reads it from the stream", zap.String("id", pi.event.ID()), zap.Error(err))
+		}
+	}
+	d.own.parked = waiting
+	if missing > 0 {
+		d.deps.Log.Info("took over partitions: published what was not", zap.Strings("partitions", todo), zap.Int("events", missing))
+	}
+}
