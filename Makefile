@@ -9,7 +9,7 @@ include deploy/nats/nats.mk
 
 IMAGE := bin/flotilla-image.tar
 
-.PHONY: image image-test bench-failover all build test unit e2e demo demo-down hub-demo bench lint tools chromium kubectl fmt fuzz
+.PHONY: image image-test bench-failover chaos all build test unit e2e demo demo-down hub-demo bench lint tools chromium kubectl fmt fuzz
 
 all: build
 
@@ -64,6 +64,11 @@ bench: build
 bench-failover: build clusters
 	FLOTILLA_E2E=1 FLOTILLA_BENCH_FAILOVER=1 FLOTILLA_SANDBOX=$(CURDIR)/.sandbox FLOTILLA_BIN=$(CURDIR)/$(BIN) \
 		$(GO) test -count=1 -timeout 30m -run '^TestBenchFailoverTimings$$' -v ./deploy/e2e/ | grep -v '^\s*[0-9][0-9]:[0-9][0-9]:'
+
+## chaos: the fault e2e's longer variant (FLOTILLA_CHAOS=1; ~4 min): two instances of every daemon on a three-node NATS cluster of the test's own, 300 templates while the placement stream leader's node is SIGKILLed, another node is frozen with SIGSTOP and every instance is SIGKILLed once; nothing lost, nothing done twice
+chaos: build clusters demo-down
+	FLOTILLA_E2E=1 FLOTILLA_CHAOS=1 FLOTILLA_SANDBOX=$(CURDIR)/.sandbox FLOTILLA_BIN=$(CURDIR)/$(BIN) \
+		$(GO) test -count=1 -timeout 20m -run '^TestTwoInstancesOfEveryDaemonLoseNothingAndRepeatNothingUnderKills$$' -v ./deploy/e2e/
 
 ## image: the OCI image (scratch + static binary + CA bundle, user 65532) as an OCI archive in $(IMAGE), built by buildah without a registry or a daemon (installs buildah when missing)
 image: build
