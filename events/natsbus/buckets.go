@@ -46,9 +46,12 @@ func (b *Bus) fixPartitions(ctx context.Context, want int) (int, error) {
 		first = DefaultPartitions
 	}
 	// Asked again while the cluster cannot answer (a node frozen or just
-	// restarted at a daemon's start): untilAnswered.
+	// restarted at a daemon's start): untilAnswered. A key that exists
+	// when created yet is not found when read was created by another
+	// instance starting at once and read from a replica not there yet.
 	var e jetstream.KeyValueEntry
-	err = b.untilAnswered(ctx, "partition count", transient, func() error {
+	retry := func(err error) bool { return transient(err) || errors.Is(err, jetstream.ErrKeyNotFound) }
+	err = b.untilAnswered(ctx, "partition count", retry, func() error {
 		if _, err := kv.Create(ctx, partitionsKey, []byte(strconv.Itoa(first))); err == nil || !errors.Is(err, jetstream.ErrKeyExists) {
 			return err
 		}
