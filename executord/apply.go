@@ -241,6 +241,12 @@ func (w *worker) applyUnit(ctx context.Context, cause events.Event, u unit, repa
 	default:
 		return w.applyError(ctx, cause, status, err)
 	}
+	// Its lease may have gone since the worker started on this placement
+	// (the round that lost it cancels the worker a moment later): the new
+	// owner applies it, from the redelivery.
+	if !w.d.gate.Owns(w.name) {
+		return fmt.Errorf("%s is no longer served by this instance: left to its new owner", w.name)
+	}
 	// Logged before the call, so a crash never hides an apply that reached the member.
 	w.log.Info("applying", zap.String("workload", u.key.String()), zap.Int64("generation", u.generation), zap.Int32("replicas", status.Replicas))
 	w.d.metrics.applies.WithLabelValues(w.name).Inc()
