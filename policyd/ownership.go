@@ -83,9 +83,11 @@ func (d *Daemon) moved(gained, lost []string, n int) {
 func (d *Daemon) takeOver(ctx context.Context, in *natsbus.Instance, n int) {
 	d.mu.Lock()
 	var todo []string
+	loading := false // a partition not loaded needs its latest inputs; one held again does not
 	for _, item := range in.Owned() {
 		if !d.own.loaded[item] || d.own.republish[item] {
 			todo = append(todo, item)
+			loading = loading || !d.own.loaded[item]
 		}
 	}
 	d.mu.Unlock()
@@ -98,7 +100,7 @@ func (d *Daemon) takeOver(ctx context.Context, in *natsbus.Instance, n int) {
 	if err == nil {
 		regs, err = readRegistrations(ctx, d.deps.Bus)
 	}
-	if err == nil {
+	if err == nil && loading {
 		ms, err = d.deps.Bus.LatestPerSubject(ctx, events.StreamInput, events.AllInput)
 	}
 	if err != nil {
@@ -113,7 +115,9 @@ func (d *Daemon) takeOver(ctx context.Context, in *natsbus.Instance, n int) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	todo = slices.DeleteFunc(todo, func(item string) bool { return !in.Owns(item) }) // lost meanwhile
+	// Lost meanwhile, or (its inputs not read) lost and held again: the
+	// next call takes it.
+	todo = slices.DeleteFunc(todo, func(item string) bool { return !in.Owns(item) || !loading && !d.own.loaded[item] })
 	loaded := map[string]bool{}
 	for _, item := range todo {
 		loaded[item] = d.own.loaded[item]
