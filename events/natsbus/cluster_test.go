@@ -284,13 +284,21 @@ func TestATLSClusterServesClientsAndRoutesOnlyOverTLSWithItsCA(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer third.Close()
-	ms, err := third.LatestPerSubject(ctx, events.StreamInput, "flotilla.input.default.v1.ConfigMap.tls")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// A replica may answer before it has the message (reads may be served
+	// by any replica): read until it has, for up to 10 s.
 	var ids []string
-	for _, m := range ms {
-		ids = append(ids, m.Event.ID())
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		ms, err := third.LatestPerSubject(ctx, events.StreamInput, "flotilla.input.default.v1.ConfigMap.tls")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = nil
+		for _, m := range ms {
+			ids = append(ids, m.Event.ID())
+		}
+		if len(ids) > 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	if diff := cmp.Diff([]string{e.ID()}, ids); diff != "" {
 		t.Errorf("read through the third node (-want +got):\n%s", diff)
