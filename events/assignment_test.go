@@ -24,7 +24,7 @@ func TestAnAssignmentCarriesOnlyWhatItsClusterMustApply(t *testing.T) {
 	spec := &policy.PropagationSpec{Placement: policy.Placement{ClusterAffinity: &policy.ClusterAffinity{ClusterNames: []string{"cluster1", "cluster2"}}}}
 	p := PlacementDecision{Key: ObjectKey{Kind: "Deployment", Group: "apps", Namespace: "default", Name: "web"}, Generation: 2, BindingRevision: 3, Scheduled: true,
 		Clusters: []TargetCluster{{Name: "cluster1", Replicas: 3}, {Name: "cluster2", Replicas: 2}}, Feasible: []string{"cluster1", "cluster2"},
-		Diagnosis: map[string][]string{"cluster3": {"ClusterAffinity: not selected"}}, Scores: map[string]int64{"cluster2": 5}, Division: "6 = 3 + 2 + 1",
+		Diagnosis: map[string][]string{"cluster3": {"ClusterAffinity: not selected"}}, Scores: ScoresOf(map[string]int64{"cluster2": 5}), Division: "6 = 3 + 2 + 1",
 		Binding: &Binding{Key: ObjectKey{Kind: "Deployment", Group: "apps", Namespace: "default", Name: "web"}, Revision: 3, Spec: spec,
 			Overrides: []policy.OverridePolicy{override, onlyCluster2}}}
 	mine := &policy.ClusterAffinity{ClusterNames: []string{"cluster1"}}

@@ -35,7 +35,7 @@ func TestCodecMatchesEncodingJSON(t *testing.T) {
 		"a placement with its binding": PlacementDecision{Key: binding.Key, Generation: 3, BindingRevision: 9, Scheduled: true,
 			Clusters: []TargetCluster{{Name: "a", Replicas: 5}, {Name: "b", Replicas: 7}}, Feasible: []string{"a", "b"},
 			Diagnosis: map[string][]string{"z": {"TaintToleration: cluster(s) had untolerated taint {x: <y> & z}"}, "c": {"ClusterAffinity: no"}},
-			Scores:    map[string]int64{"b": 100, "a": -3}, Division: "Webster 12 by weights 1:1 → 5/7", Binding: binding, DecidedAt: at,
+			Scores:    ScoresOf(map[string]int64{"b": 100, "a": -3}), Division: "Webster 12 by weights 1:1 → 5/7", Binding: binding, DecidedAt: at,
 			Evictions: []Eviction{{Cluster: "c", Reason: EvictTaintUntolerated, PurgeMode: PurgeGracefully, EvictedAt: at}}},
 		"an object with HTML, unicode and control characters": map[string]any{"s": "<a href=\"x\">&amp;</a> ü 日本 \u2028\u2029 \x01 \t", "k<": true},
 		"numbers":       map[string]any{"int": 12, "big": int64(math.MaxInt64), "float": 1.5, "tiny": 1e-7, "large": 1e21, "neg": -0.25, "whole": 3.0},

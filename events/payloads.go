@@ -286,7 +286,7 @@ type PlacementDecision struct {
 	Feasible        []string        `json:"feasible,omitempty"`
 	// Diagnosis: cluster -> reasons, each "<Plugin>: <reason>".
 	Diagnosis map[string][]string `json:"diagnosis,omitempty"`
-	Scores    map[string]int64    `json:"scores,omitempty"`
+	Scores    *ClusterScores      `json:"scores,omitempty"`
 	// AffinityName is the clusterAffinities term the placement was computed
 	// with; the next decision resumes there (reference §1.2).
 	AffinityName string `json:"affinityName,omitempty"`

@@ -78,7 +78,8 @@ func WriteExplanation(out io.Writer, p events.PlacementDecision, f Fleet) {
 			fmt.Fprintf(w, "  %s\tfiltered\t-\t%s\n", n, strings.Join(reasons, "; "))
 			continue
 		}
-		fmt.Fprintf(w, "  %s\tfeasible\t%d\t\n", n, p.Scores[n])
+		score, _ := p.Scores.Score(n)
+		fmt.Fprintf(w, "  %s\tfeasible\t%d\t\n", n, score)
 	}
 	_ = w.Flush()
 	if len(p.Evictions) > 0 {

@@ -78,7 +78,7 @@ func recorded(t *testing.T) []recordedEvent {
 	add(events.TypePlacementDecided, events.PlacementSubject(appKey), events.PlacementDecision{Key: appKey, Generation: 3, BindingRevision: 4, Scheduled: true,
 		Clusters: []events.TargetCluster{{Name: "cluster1", Replicas: 4}, {Name: "cluster2", Replicas: 2}}, Strategy: "Divided/Weighted",
 		Feasible: []string{"cluster1", "cluster2"}, Diagnosis: map[string][]string{"cluster3": {"TaintToleration: cluster3 has taint cluster.karmada.io/unreachable:NoSchedule"}},
-		Scores: map[string]int64{"cluster1": 100, "cluster2": 50}, Division: "6 replicas by static weight 2:1", DecidedAt: recordedAt.Add(2 * time.Hour),
+		Scores: events.ScoresOf(map[string]int64{"cluster1": 100, "cluster2": 50}), Division: "6 replicas by static weight 2:1", DecidedAt: recordedAt.Add(2 * time.Hour),
 		Binding:   &events.Binding{Key: appKey, Policy: ref, Replicas: 6},
 		Evictions: []events.Eviction{{Cluster: "cluster3", Reason: events.EvictTaintUntolerated, Message: "cluster3 is unreachable", PurgeMode: events.PurgeGracefully, Replicas: 2, EvictedAt: recordedAt.Add(2 * time.Hour)}}})
 	purgedAt := recordedAt.Add(3 * time.Hour)

@@ -29,7 +29,7 @@ import (
 // acceptance (DESIGN.md decision 15): policyd also published an accepted
 // record (1.2 KB) per template.
 //
-// stored=3/codec is stored=3 with the JSON the event contract itself asks
+// stored=3,codec is stored=3 with the JSON the event contract itself asks
 // for: the "policyd" relay decodes the applied template as policyd does
 // (into plain JSON values) and encodes a real binding around it; the
 // "schedulerd" relay decodes that binding as schedulerd does
@@ -41,7 +41,7 @@ import (
 func BenchmarkPlacementPathFloor(b *testing.B) {
 	b.Run("stored=3", func(b *testing.B) { _, bus := eventstest.Server(b); placementPathFloor(b, bus, false, nil) })
 	b.Run("stored=4", func(b *testing.B) { _, bus := eventstest.Server(b); placementPathFloor(b, bus, true, nil) })
-	b.Run("stored=3/codec", func(b *testing.B) {
+	b.Run("stored=3,codec", func(b *testing.B) {
 		_, bus := eventstest.Server(b)
 		placementPathFloor(b, bus, false, benchCodec(b))
 	})

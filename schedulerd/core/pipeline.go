@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/schedulerd/framework"
 )
@@ -272,14 +273,7 @@ func (s *Scheduler) score(req *framework.Request, feasible []*framework.ClusterI
 		scores[i] = cands[i].score
 	}
 	sc.raw = scores
-	if snap := req.Snapshot; snap != nil {
-		res.Scores = snap.ScoreMap(feasible, scores)
-	} else {
-		res.Scores = make(map[string]int64, n)
-		for i, c := range feasible {
-			res.Scores[c.Name] = scores[i]
-		}
-	}
+	res.Scores = events.NewClusterScores(res.Feasible, slices.Clone(scores))
 	sc.cands = cands
 	return cands
 }

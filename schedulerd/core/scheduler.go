@@ -64,9 +64,9 @@ type Result struct {
 	// and between results, and so may the map between results of
 	// decisions on one Snapshot: treat them as read-only.
 	Diagnosis map[string][]string
-	// Scores: every feasible cluster -> the sum of the score plugins.
-	// Decisions on one Snapshot may share the map: treat it as read-only.
-	Scores map[string]int64
+	// Scores: every feasible cluster -> the sum of the score plugins, in
+	// Feasible's order (it shares Feasible's names).
+	Scores *events.ClusterScores
 	// Division explains the replica arithmetic in one line, ending with
 	// the cost per hour when replicas landed on priced clusters.
 	Division string

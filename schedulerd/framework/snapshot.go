@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -37,16 +36,13 @@ type family struct {
 	// clusters it matches: see Bind.
 	matches map[string][]bool
 
-	// ScoreMap's memory, by hash of the set of clusters: a map of the
-	// set's names to 0.
-	scores kept[scoreTemplate]
-	// DiagnosisMap's, alike.
+	// DiagnosisMap's memory, by hash of the set of clusters and reasons.
 	diagnoses kept[diagnosisTemplate]
-	// templateEntries counts the entries of scores and diagnoses.
+	// templateEntries counts the entries of the diagnoses kept.
 	templateEntries int
 }
 
-// kept is what a family keeps of recurring ScoreMap or DiagnosisMap
+// kept is what a family keeps of recurring DiagnosisMap
 // calls, by hash: the templates, and the hashes seen once.
 type kept[T any] struct {
 	byHash map[uint64]*T
@@ -146,7 +142,7 @@ func NewSnapshot(clusters []ClusterInfo) *Snapshot {
 // what schedulerd needs after each placement reserves capacity. Only those
 // clusters' free resources are derived again, and the new snapshot shares
 // with s the answers that do not depend on capacity (Bind's matches,
-// ScoreMap's and DiagnosisMap's maps), so a capacity-driven decision after
+// DiagnosisMap's maps), so a capacity-driven decision after
 // every placement no longer re-derives every cluster. Memo is not shared
 // (a plugin may memoise what depends on capacity). s is unchanged.
 func (s *Snapshot) WithAllocating(allocating map[string]corev1.ResourceList) *Snapshot {
@@ -281,60 +277,8 @@ func (s *Snapshot) Bind(a *Affinity) {
 	a.fam, a.hits = s.family, hits
 }
 
-// ScoreMap returns a map from the name of each of clusters to the score
-// at the same index. Decisions on one snapshot tend to have the same
-// feasible clusters (every binding of a policy does): once a set of
-// clusters (of this snapshot) has been seen twice, the snapshot keeps a map
-// of it with every score 0, and ScoreMap returns that map itself when
-// every score is 0, or a copy of it with the other scores set, which costs
-// far less than inserting every name. The map may thus be shared with
-// other callers: it must not be modified.
-func (s *Snapshot) ScoreMap(clusters []*ClusterInfo, scores []int64) map[string]int64 {
-	var stack [16]uint64
-	set, h, ok := s.setOf(clusters, stack[:0])
-	if !ok {
-		return insertScores(clusters, scores)
-	}
-	s.mu.RLock()
-	t := s.scores.byHash[h]
-	s.mu.RUnlock()
-	if t == nil || !slices.Equal(t.set, set) {
-		s.mu.Lock()
-		if t = s.scores.byHash[h]; t == nil || !slices.Equal(t.set, set) {
-			t = keep(s.family, &s.scores, h, t == nil, len(clusters), func() *scoreTemplate {
-				t := &scoreTemplate{set: slices.Clone(set), zeros: make(map[string]int64, len(clusters))}
-				for _, c := range clusters {
-					t.zeros[c.Name] = 0
-				}
-				return t
-			})
-		}
-		s.mu.Unlock()
-		if t == nil {
-			return insertScores(clusters, scores)
-		}
-	}
-	nonZero := false
-	for _, v := range scores[:len(clusters)] {
-		if v != 0 {
-			nonZero = true
-			break
-		}
-	}
-	if !nonZero {
-		return t.zeros // shared: read only
-	}
-	m := maps.Clone(t.zeros)
-	for k, c := range clusters {
-		if v := scores[k]; v != 0 {
-			m[c.Name] = v
-		}
-	}
-	return m
-}
-
 // DiagnosisMap returns a map from the name of each of clusters to the
-// reasons at the same index. Like ScoreMap, it returns a map kept for a
+// reasons at the same index. It returns a map kept for a
 // recurring diagnosis (the same clusters of this snapshot with the very
 // same reason slices: the scheduler shares them between decisions), once
 // seen twice; that map is shared and must not be modified.
@@ -391,21 +335,14 @@ func insertDiagnosis(clusters []*ClusterInfo, reasons [][]string) map[string][]s
 	return m
 }
 
-// Bounds of what ScoreMap remembers per snapshot.
+// Bounds of what DiagnosisMap remembers per snapshot family.
 const (
 	maxTemplates = 256
 	maxSeenSets  = 4096
-	// maxTemplateEntries bounds the entries of all the maps kept (scores
-	// and diagnoses together): a few MB for 5,000 clusters.
+	// maxTemplateEntries bounds the entries of all the maps kept: a few
+	// MB for 5,000 clusters.
 	maxTemplateEntries = 1 << 17
 )
-
-// scoreTemplate is a set of clusters (a bit per cluster index) and a map
-// of their names to 0.
-type scoreTemplate struct {
-	set   []uint64
-	zeros map[string]int64
-}
 
 // setOf returns the clusters as a bit set of their indexes in s and its
 // hash; ok is false when one of them is not a cluster of s or comes
@@ -430,14 +367,6 @@ func (s *Snapshot) setOf(clusters []*ClusterInfo, buf []uint64) (set []uint64, h
 		h *= 1099511628211
 	}
 	return set, h, true
-}
-
-func insertScores(clusters []*ClusterInfo, scores []int64) map[string]int64 {
-	m := make(map[string]int64, len(clusters))
-	for k, c := range clusters {
-		m[c.Name] = scores[k]
-	}
-	return m
 }
 
 // Len is the number of clusters.

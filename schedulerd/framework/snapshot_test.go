@@ -2,8 +2,8 @@ package framework
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -15,56 +15,6 @@ import (
 	"github.com/flotilla-io/flotilla/events/policy"
 )
 
-// ScoreMap gives the map of names to scores, whatever it remembers from
-// earlier calls, for clusters of the snapshot or not, concurrently.
-func TestScoreMap(t *testing.T) {
-	cs := make([]ClusterInfo, 150)
-	for i := range cs {
-		cs[i] = ClusterInfo{Name: fmt.Sprintf("c%03d", i)}
-	}
-	snap := NewSnapshot(cs)
-	other := NewSnapshot(cs[:10])
-	view := snap.View()
-	var wg sync.WaitGroup
-	for w := range 4 {
-		wg.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(w), 1))
-			for range 3000 {
-				var clusters []*ClusterInfo
-				keep := r.IntN(4) // a few recurring sets
-				for i, c := range view {
-					if (i+keep)%(keep+2) != 0 || r.IntN(50) == 0 {
-						clusters = append(clusters, c)
-					}
-				}
-				if r.IntN(20) == 0 {
-					clusters = append(clusters[:len(clusters):len(clusters)], other.View()[r.IntN(10)])
-				}
-				scores := make([]int64, len(clusters))
-				for i := range scores {
-					if r.IntN(3) == 0 {
-						scores[i] = r.Int64N(300) - 100
-					}
-				}
-				want := make(map[string]int64, len(clusters))
-				for i, c := range clusters {
-					want[c.Name] = scores[i]
-				}
-				if got := snap.ScoreMap(clusters, scores); !maps.Equal(got, want) {
-					t.Errorf("ScoreMap = %v, want %v", got, want)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if len(snap.scores.byHash) == 0 {
-		t.Errorf("no set was remembered: the test does not cover copying")
-	}
-}
-
-// Units reads whole quantities directly: it must agree with MilliValue
-// (cpu) and Value (the rest) on every quantity.
 func TestUnitsAgreesWithQuantity(t *testing.T) {
 	for _, s := range []string{"0", "1", "4", "250m", "1500m", "0.5", "128Mi", "1Gi", "1k", "1M", "1e3", "3e-3", "9223372036854775807", "9223372036854775", "9223372036854776", "-2", "-1500m", "1.000000001", "100Ti", "1Ei"} {
 		q := resource.MustParse(s)
@@ -189,12 +139,12 @@ func TestWithAllocatingAnswersAsAFreshSnapshot(t *testing.T) {
 	if f, _ := parent.View()[0].Free("cpu"); f != 3500 {
 		t.Errorf("parent c1 free cpu changed: %d", f)
 	}
-	// Shared score maps: a set seen on the parent is known to the child.
-	scores := []int64{0, 0, 0}
-	parent.ScoreMap(parent.View(), scores)
-	parent.ScoreMap(parent.View(), scores)
-	if m := derivedSnap.ScoreMap(derivedSnap.View(), scores); len(m) != 3 {
-		t.Errorf("score map: %v", m)
+	// Shared diagnosis maps: a set seen on the parent is known to the child.
+	reasons := [][]string{{"A: no"}, {"A: no"}, {"A: no"}}
+	first := parent.DiagnosisMap(parent.View(), reasons)
+	parent.DiagnosisMap(parent.View(), reasons)
+	if m := derivedSnap.DiagnosisMap(derivedSnap.View(), reasons); len(m) != 3 || reflect.ValueOf(m).UnsafePointer() != reflect.ValueOf(parent.DiagnosisMap(parent.View(), reasons)).UnsafePointer() {
+		t.Errorf("diagnosis map not shared with the parent: %v (first %v)", m, first)
 	}
 }
 
