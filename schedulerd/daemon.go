@@ -105,7 +105,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return err
 	}
 	n := in.Partitions()
-	d.h.SetLedger(ledger, in.Name(), func() bool { return in.Holds() == n })
+	d.h.SetLedger(ledger, in.Name(), LedgerPeers{Alone: func() bool { return in.Holds() == n }, Live: in.Live, Lease: in.Lease()})
 	items := natsbus.PartitionItems(n)
 	d.h.SetOwner(func(k events.ObjectKey) bool { return in.Owns(events.PartitionItem(events.Partition(k, n))) })
 	// Consumers created now read on from what the rebuild reads.
@@ -155,6 +155,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 				if err := d.h.FlushLedger(ctx, true); err != nil {
 					d.deps.Log.Warn("capacity ledger", zap.Error(err))
 				}
+			}
+			if len(gained) > 0 {
+				// Perhaps taken from an instance that died: its share of
+				// the ledger stops counting.
+				d.h.RecountLedger()
 			}
 			d.takeOver(ctx, gained, n)
 		})

@@ -40,7 +40,11 @@ import (
 //     ledgerFlush (flush): late, it only makes the others more careful;
 //   - a share expires ReservationTTL after it was written, so the share of
 //     an instance that died stops counting when its reservations would have
-//     expired.
+//     expired; sooner when the instance is known to be gone: a share whose
+//     instance is not registered any more (its registration lapsed or it
+//     left) stops counting once it is older than a lease period, the
+//     longest a live instance's registration can take to be seen (a share
+//     younger than that may be a new instance's not seen yet).
 
 // ledgerKeyTTL: a cluster's entry not written for this long is dropped
 // (every share in it has expired by then; the cluster may have left).
@@ -77,13 +81,18 @@ type ledgerShare struct {
 	Until    time.Time                     `json:"until"`
 }
 
-// others sums the shares of every instance but self that have not expired
-// at now, and returns the earliest expiry among them (zero: none).
-func (e ledgerEntry) others(self string, now time.Time) (map[corev1.ResourceName]int64, time.Time) {
+// countsUntil says until when another instance's share counts, as seen
+// at now (zero: it does not count now).
+type countsUntil func(name string, s ledgerShare, now time.Time) time.Time
+
+// others sums the shares of every instance but self that count at now,
+// and returns the earliest time one of them stops counting (zero: none).
+func (e ledgerEntry) others(self string, now time.Time, counts countsUntil) (map[corev1.ResourceName]int64, time.Time) {
 	var sum map[corev1.ResourceName]int64
 	var next time.Time
 	for name, s := range e.Shares {
-		if name == self || !s.Until.After(now) {
+		end := counts(name, s, now)
+		if name == self || end.IsZero() {
 			continue
 		}
 		if sum == nil {
@@ -92,19 +101,20 @@ func (e ledgerEntry) others(self string, now time.Time) (map[corev1.ResourceName
 		for r, milli := range s.Reserved {
 			sum[r] += milli
 		}
-		if next.IsZero() || s.Until.Before(next) {
-			next = s.Until
+		if next.IsZero() || end.Before(next) {
+			next = end
 		}
 	}
 	return sum, next
 }
 
 // with is e with self's share set to reserved (removed when nothing is
-// reserved), expiring ReservationTTL after now, and expired shares dropped.
-func (e ledgerEntry) with(self string, reserved map[corev1.ResourceName]int64, now time.Time) ledgerEntry {
+// reserved), expiring ReservationTTL after now, and the shares that no
+// longer count dropped.
+func (e ledgerEntry) with(self string, reserved map[corev1.ResourceName]int64, now time.Time, counts countsUntil) ledgerEntry {
 	out := ledgerEntry{Shares: make(map[string]ledgerShare, len(e.Shares)+1)}
 	for name, s := range e.Shares {
-		if name != self && s.Until.After(now) {
+		if name != self && !counts(name, s, now).IsZero() {
 			out.Shares[name] = s
 		}
 	}
@@ -112,6 +122,41 @@ func (e ledgerEntry) with(self string, reserved map[corev1.ResourceName]int64, n
 		out.Shares[self] = ledgerShare{Reserved: maps.Clone(reserved), Until: now.Add(ReservationTTL)}
 	}
 	return out
+}
+
+// unexpired: a share counts until it expires (instances unknown).
+func unexpired(_ string, s ledgerShare, now time.Time) time.Time {
+	if s.Until.After(now) {
+		return s.Until
+	}
+	return time.Time{}
+}
+
+// LedgerPeers is what the ledger knows of the other instances: Alone
+// reports that this instance holds every partition (its placements need no
+// claim), Live lists the registered instances as last read, and Lease is
+// the lease period (nil and zero: never alone; every share counts until it
+// expires).
+type LedgerPeers struct {
+	Alone func() bool
+	Live  func() []string
+	Lease time.Duration
+}
+
+// counts is a countsUntil: another instance's share counts until it
+// expires, and, when its instance is not registered, no longer than a lease
+// period after it was written.
+func (p LedgerPeers) counts(name string, s ledgerShare, now time.Time) time.Time {
+	end := s.Until
+	if p.Live != nil && !slices.Contains(p.Live(), name) {
+		if gone := s.Until.Add(p.Lease - ReservationTTL); gone.Before(end) {
+			end = gone
+		}
+	}
+	if !end.After(now) {
+		return time.Time{}
+	}
+	return end
 }
 
 // isZero reports a total that reserves nothing.
@@ -157,8 +202,7 @@ func plus(total map[corev1.ResourceName]int64, per []milliResource, n int32) map
 type ledger struct {
 	store LedgerStore
 	self  string
-	// alone reports that this instance holds every partition (nil: never).
-	alone func() bool
+	peers LedgerPeers
 	// entries and revs: each cluster's entry at the latest revision seen.
 	entries map[string]ledgerEntry
 	revs    map[string]uint64
@@ -167,10 +211,9 @@ type ledger struct {
 	nextExpiry, lastFlush time.Time
 }
 
-// use makes the ledger share through store as instance self; alone: see
-// ledger.alone.
-func (l *ledger) use(store LedgerStore, self string, alone func() bool) {
-	*l = ledger{store: store, self: self, alone: alone, entries: map[string]ledgerEntry{}, revs: map[string]uint64{}}
+// use makes the ledger share through store as instance self.
+func (l *ledger) use(store LedgerStore, self string, peers LedgerPeers) {
+	*l = ledger{store: store, self: self, peers: peers, entries: map[string]ledgerEntry{}, revs: map[string]uint64{}}
 }
 
 // seen takes in cluster's entry at rev (value nil: none) unless a newer
@@ -192,7 +235,7 @@ func (l *ledger) seen(rs *reservations, cluster string, value []byte, rev uint64
 // share gives the reservations cluster's shared figure: the other
 // instances' unexpired shares.
 func (l *ledger) share(rs *reservations, cluster string, now time.Time) {
-	sum, next := l.entries[cluster].others(l.self, now)
+	sum, next := l.entries[cluster].others(l.self, now, l.peers.counts)
 	rs.setShared(cluster, sum)
 	if !next.IsZero() && (l.nextExpiry.IsZero() || next.Before(l.nextExpiry)) {
 		l.nextExpiry = next
@@ -220,7 +263,7 @@ func (l *ledger) expire(rs *reservations, now time.Time) {
 // errLedgerMoved: it no longer fits; decide again.
 func (l *ledger) claim(ctx context.Context, rs *reservations, b events.Binding, before, after []events.TargetCluster, limited func(string) bool,
 	fits func(cluster string, others, own map[corev1.ResourceName]int64) bool, now time.Time) error {
-	if l.store == nil || len(b.ReplicaRequirements) == 0 || !needsCapacity(b) || l.alone != nil && l.alone() {
+	if l.store == nil || len(b.ReplicaRequirements) == 0 || !needsCapacity(b) || l.peers.Alone != nil && l.peers.Alone() {
 		return nil
 	}
 	had := make(map[string]int32, len(before))
@@ -292,7 +335,7 @@ func (l *ledger) covers(cluster string, total map[corev1.ResourceName]int64, now
 // write stores this instance's share of cluster at the revision seen; on
 // a conflict it reads the entry again and returns errLedgerMoved.
 func (l *ledger) write(ctx context.Context, rs *reservations, cluster string, reserved map[corev1.ResourceName]int64, now time.Time) error {
-	e := l.entries[cluster].with(l.self, reserved, now)
+	e := l.entries[cluster].with(l.self, reserved, now, l.peers.counts)
 	data, err := events.MarshalJSON(e)
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", cluster, err)
@@ -352,17 +395,27 @@ func (l *ledger) flush(ctx context.Context, rs *reservations, now time.Time, atO
 
 // SetLedger makes the handler share its reservations with the other
 // schedulerd instances through store, as instance self (nil: it shares
-// nothing, as a single instance did before the ledger); alone reports that
-// this instance holds every partition, when its placements need no claim
-// (nil: never).
-func (h *Handler) SetLedger(store LedgerStore, self string, alone func() bool) {
+// nothing, as a single instance did before the ledger), knowing of the
+// others what peers says.
+func (h *Handler) SetLedger(store LedgerStore, self string, peers LedgerPeers) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if store == nil {
 		h.ledger = ledger{}
 		return
 	}
-	h.ledger.use(store, self, alone)
+	h.ledger.use(store, self, peers)
+}
+
+// RecountLedger derives the other instances' shares again: the registered
+// instances changed (one that died stops counting).
+func (h *Handler) RecountLedger() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ledger.store != nil {
+		h.ledger.nextExpiry = h.now()
+		h.ledger.expire(&h.reserved, h.now())
+	}
 }
 
 // LedgerSeen takes in a cluster's ledger entry at rev as the watch

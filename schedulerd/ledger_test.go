@@ -105,7 +105,7 @@ func TestALedgerEntryCountsTheOtherInstancesUnexpiredShares(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, next := tt.entry.others("a", now)
+			got, next := tt.entry.others("a", now, unexpired)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("others' total (-want +got):\n%s", diff)
 			}
@@ -113,6 +113,72 @@ func TestALedgerEntryCountsTheOtherInstancesUnexpiredShares(t *testing.T) {
 				t.Errorf("next expiry: want %v, got %v", tt.wantNext, next)
 			}
 		})
+	}
+}
+
+// The share of an instance no longer registered counts for a lease period
+// after it was written (it may be a new instance's, not seen yet), then no
+// longer, whatever its expiry; a registered instance's counts until it
+// expires.
+func TestAShareOfAnInstanceNoLongerRegisteredStopsCountingALeaseAfterItWasWritten(t *testing.T) {
+	now := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+	const lease = 10 * time.Second
+	written := func(ago time.Duration) ledgerShare { // as write stamps it
+		return ledgerShare{Reserved: map[corev1.ResourceName]int64{corev1.ResourceCPU: 100}, Until: now.Add(ReservationTTL - ago)}
+	}
+	peers := LedgerPeers{Live: func() []string { return []string{"a", "b"} }, Lease: lease}
+	tests := []struct {
+		name     string
+		instance string
+		share    ledgerShare
+		want     time.Time // zero: it does not count
+	}{
+		{"registered: until it expires", "b", written(time.Minute), now.Add(ReservationTTL - time.Minute)},
+		{"registered, expired", "b", written(ReservationTTL + time.Second), time.Time{}},
+		{"not registered, written 4s ago: until a lease after writing", "c", written(4 * time.Second), now.Add(lease - 4*time.Second)},
+		{"not registered, written a lease ago", "c", written(lease), time.Time{}},
+		{"not registered, written a minute ago", "c", written(time.Minute), time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := peers.counts(tt.instance, tt.share, now); !got.Equal(tt.want) {
+				t.Errorf("counts until %v, want %v", got, tt.want)
+			}
+		})
+	}
+	// Without a list of instances every unexpired share counts.
+	if got := (LedgerPeers{}).counts("c", written(time.Minute), now); got.IsZero() {
+		t.Error("with no registry known, a share must count until it expires")
+	}
+}
+
+// An instance that died holding capacity in the ledger stops holding it
+// once this one sees it unregistered (RecountLedger), not five minutes
+// later when its share would expire.
+func TestADeadInstancesShareFreesItsRoomWhenTheLedgerIsRecounted(t *testing.T) {
+	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	h, rec, f := ledgerHandler(t, clk)
+	live := []string{"a", "b"}
+	h.SetLedger(f, "a", LedgerPeers{Live: func() []string { return live }, Lease: 10 * time.Second})
+	// b holds 800m of cluster1, written a minute ago.
+	f.set(t, "cluster1", "b", 800, clk.t.Add(ReservationTTL-time.Minute))
+	h.LedgerSeen("cluster1", f.values["cluster1"], f.revs["cluster1"])
+	if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, dynamicBinding("x", 12, 1))); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]int32{"cluster1": 2, "cluster2": 10}, replicasOn(placements(rec)[0])); diff != "" {
+		t.Fatalf("while b lives, its share counts (-want +got):\n%s", diff)
+	}
+	// b dies; a fresh template sees cluster1's room without b's share.
+	live = []string{"a"}
+	h.RecountLedger()
+	if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, dynamicBinding("y", 8, 1))); err != nil {
+		t.Fatal(err)
+	}
+	ps := placements(rec)
+	// Room left: cluster1 1000m - 200m (x) = 8, cluster2 1000m - 1000m = 0.
+	if diff := cmp.Diff(map[string]int32{"cluster1": 8}, replicasOn(ps[len(ps)-1])); diff != "" {
+		t.Errorf("after b died (-want +got):\n%s", diff)
 	}
 }
 
@@ -141,7 +207,7 @@ func TestWritingAShareReplacesThisInstancesAndDropsExpiredOnes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, old.with("a", tt.reserved, now)); diff != "" {
+			if diff := cmp.Diff(tt.want, old.with("a", tt.reserved, now, unexpired)); diff != "" {
 				t.Errorf("entry (-want +got):\n%s", diff)
 			}
 		})
@@ -209,7 +275,7 @@ func ledgerHandler(t *testing.T, clk *testClock) (*Handler, *eventstest.Recorder
 	capacityOf(t, h, "cluster1", "0", clk.t)
 	capacityOf(t, h, "cluster2", "0", clk.t)
 	f := newFakeLedger()
-	h.SetLedger(f, "a", nil)
+	h.SetLedger(f, "a", LedgerPeers{})
 	return h, rec, f
 }
 
@@ -280,7 +346,7 @@ func TestOnlyPlacementsFreeCapacityLimitsCostAWriteBeforeTheyArePublished(t *tes
 		t.Run(tt.name, func(t *testing.T) {
 			clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 			h, _, f := ledgerHandler(t, clk)
-			h.SetLedger(f, "a", func() bool { return tt.alone })
+			h.SetLedger(f, "a", LedgerPeers{Alone: func() bool { return tt.alone }})
 			if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, tt.binding)); err != nil {
 				t.Fatal(err)
 			}

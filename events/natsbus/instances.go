@@ -80,6 +80,7 @@ type Instance struct {
 	// from the next (one round of grace for their last owner).
 	pending map[string]bool
 	view    atomic.Pointer[ownership]
+	peers   atomic.Pointer[[]string] // Live's answer
 	// nudge asks Run for a round now (Nudge).
 	nudge chan struct{}
 }
@@ -370,6 +371,7 @@ func (in *Instance) share(ctx context.Context, work []string) {
 	if err != nil {
 		return
 	}
+	in.peers.Store(&live)
 	quota := fairShare(len(work), live, in.opts.Instance)
 	gone := map[string]uint64{}
 	for w, rev := range in.owned {

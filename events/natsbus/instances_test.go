@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,6 +89,9 @@ func TestASecondInstanceTakesHalfThePartitionsAndAllWhenTheFirstStops(t *testing
 	}
 	run(t, b, items)
 	waitFor(t, "a and b to hold 8 each", func() bool { return len(a.Owned()) == 8 && len(b.Owned()) == 8 })
+	waitFor(t, "each to list both as live", func() bool {
+		return slices.Equal(a.Live(), []string{"a", "b"}) && slices.Equal(b.Live(), []string{"a", "b"})
+	})
 	for _, w := range a.Owned() {
 		if b.Owns(w) {
 			t.Fatalf("%s is owned by both", w)
@@ -107,6 +111,7 @@ func TestASecondInstanceTakesHalfThePartitionsAndAllWhenTheFirstStops(t *testing
 
 	stopA()
 	waitFor(t, "b to own every partition", func() bool { return len(b.Owned()) == 16 })
+	waitFor(t, "b to list itself alone as live", func() bool { return slices.Equal(b.Live(), []string{"b"}) })
 }
 
 func TestAnInstanceKilledWithoutLeavingLosesItsPartitionsWithinALease(t *testing.T) {

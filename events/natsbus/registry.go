@@ -128,3 +128,12 @@ func EverySlot(of func(slot int) []ConsumerSpec) []ConsumerSpec {
 // SlotInactivity is how long the consumers of slots above 0 outlive their
 // last reader; slot 0's are the standing ones and stay.
 const SlotInactivity = time.Hour
+
+// Live lists the registered instances of this daemon as the last round
+// that could read them found them (nil before the first), sorted.
+func (in *Instance) Live() []string {
+	if p := in.peers.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
