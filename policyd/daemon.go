@@ -94,10 +94,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	}
 	n := in.Partitions()
 	items := natsbus.PartitionItems(n)
-	item := func(k events.ObjectKey) string { return events.PartitionItem(events.Partition(k, n)) }
-	d.own = ownership{loaded: map[string]bool{}, republish: map[string]bool{}}
-	d.h.SetOwner(func(k events.ObjectKey) bool { return d.own.loaded[item(k)] && in.Owns(item(k)) },
-		func(k events.ObjectKey) bool { return d.own.loaded[item(k)] })
+	d.wire(in, n)
 	spec := slotConsumers(in.Slot())[0]
 	peers, err := in.Peers(ctx)
 	if err != nil {
@@ -139,14 +136,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	load := make(chan struct{}, 1)
 	g.Go(func() error {
-		return c.Run(ctx, func(ctx context.Context, e events.Event) error {
-			d.mu.Lock()
-			defer d.mu.Unlock()
-			if d.park(ctx, e, in, n) {
-				return nil
-			}
-			return d.h.Handle(ctx, e)
-		})
+		return c.Run(ctx, func(ctx context.Context, e events.Event) error { return d.handleInput(ctx, e, in, n) })
 	})
 	g.Go(func() error {
 		return in.Run(ctx, func() []string { return items }, func(gained, lost []string) {

@@ -205,3 +205,54 @@ func TestATemplateLeftToItsOwnerIsBoundByTheInstanceTakingItsPartitionOver(t *te
 		t.Errorf("bindings published on taking over (-want +got):\n%s", diff)
 	}
 }
+
+// An input of a partition this instance holds but has not loaded yet
+// (it arrived after the take-over read the stream) waits for the take-over
+// and is handled after it: the template is bound, answering that input.
+// Handled at once it would be dropped, the partition's state not being
+// this instance's yet, and the take-over, which read the stream before it
+// arrived, would not see it either.
+func TestAnInputArrivingBeforeItsPartitionIsLoadedIsHandledAfterTheTakeOver(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx := context.Background()
+	if err := bus.EnsureStreams(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.Instance, cfg.Partitions, cfg.Lease = "a", 4, time.Second
+	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: "policyd", Instance: "a", Partitions: 4, Lease: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	if _, _, err := in.Balance(ctx, natsbus.PartitionItems(n)); err != nil {
+		t.Fatal(err)
+	}
+	d.wire(in, n) // every partition held, none loaded
+	publishInput(t, bus, applied(t, policyDoc("all", "", 0)))
+	late := applied(t, app("late"))
+	key := events.KeyOf("apps/v1", "Deployment", "default", "late")
+	delivered := events.WithDelivery(ctx, events.Delivery{Stream: events.StreamInput, Subject: events.InputSubject(key), Sequence: 1000, Delivered: 1})
+	if err := d.handleInput(delivered, late, in, n); err != nil {
+		t.Fatal(err)
+	}
+	if revisions, _ := bound(t, bus); len(revisions) != 0 {
+		t.Fatalf("bound before the partition was loaded: %v", revisions)
+	}
+	d.takeOver(ctx, in, n)
+	revisions, by := bound(t, bus)
+	if diff := cmp.Diff(map[string][]int64{"late": {1}}, revisions); diff != "" || by["late"] != "a" {
+		t.Fatalf("bindings after the take-over (-want +got):\n%s by %v", diff, by)
+	}
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.BindingSubject(key))
+	if err != nil || len(ms) != 1 {
+		t.Fatalf("the binding of late: %v, %d messages", err, len(ms))
+	}
+	if got := events.CausationID(ms[0].Event); got != late.ID() {
+		t.Errorf("the binding answers %q, want the parked input %q", got, late.ID())
+	}
+}

@@ -38,6 +38,27 @@ func inPartitions(items []string, n int) func(events.ObjectKey) bool {
 	}
 }
 
+// wire makes the handler publish for the partitions in holds and has
+// loaded, and keep the templates of those it has loaded.
+func (d *Daemon) wire(in *natsbus.Instance, n int) {
+	item := func(k events.ObjectKey) string { return events.PartitionItem(events.Partition(k, n)) }
+	d.own = ownership{loaded: map[string]bool{}, republish: map[string]bool{}}
+	d.h.SetOwner(func(k events.ObjectKey) bool { return d.own.loaded[item(k)] && in.Owns(item(k)) },
+		func(k events.ObjectKey) bool { return d.own.loaded[item(k)] })
+}
+
+// handleInput is the input consumer's handler: an input of a partition
+// held but not loaded yet waits for the partition's take-over (park); any
+// other is handled now.
+func (d *Daemon) handleInput(ctx context.Context, e events.Event, in *natsbus.Instance, n int) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.park(ctx, e, in, n) {
+		return nil
+	}
+	return d.h.Handle(ctx, e)
+}
+
 // park keeps the input ctx delivers for its partition's take-over when
 // this instance holds the partition but has not loaded it (under mu).
 func (d *Daemon) park(ctx context.Context, e events.Event, in *natsbus.Instance, n int) bool {
