@@ -47,12 +47,16 @@ type Handler struct {
 	// or not, so that what a take-over publishes for another instance's
 	// unpublished effect answers the same input (the CLI waits for it).
 	causes map[events.ObjectKey]cause
+	// withheld: rejections of inputs handled while this instance kept a
+	// key's partition without holding its lease (a lapse), by key, to be
+	// published when it holds the partition again (partitions.go).
+	withheld map[events.ObjectKey]withheldRejection
 }
 
 // NewHandler returns a handler with empty state.
 func NewHandler(pub events.Publisher, instance string, log *zap.Logger) *Handler {
 	return &Handler{pub: pub, source: "/policyd/" + instance, log: log, st: newState(), clock: clock.Real, metrics: newMetrics(nil),
-		causes: map[events.ObjectKey]cause{}}
+		causes: map[events.ObjectKey]cause{}, withheld: map[events.ObjectKey]withheldRejection{}}
 }
 
 func (h *Handler) now() time.Time { return h.clock.Now() }
@@ -157,10 +161,14 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 		return err
 	}
 	events.CausedBy(&out, cause)
-	if h.mine(key) && !h.replaying(ctx) { // a replayed input was answered when first handled
+	switch {
+	case h.replaying(ctx): // a replayed input was answered when first handled
+	case h.mine(key):
 		if err := events.PublishEffect(ctx, h.pub, events.RejectedSubject(key), out); err != nil {
 			return err
 		}
+	default:
+		h.withhold(ctx, key, out)
 	}
 	h.metrics.objects.WithLabelValues(role, "rejected").Inc()
 	msgs := make([]string, 0, len(problems))

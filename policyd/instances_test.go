@@ -256,3 +256,57 @@ func TestAnInputArrivingBeforeItsPartitionIsLoadedIsHandledAfterTheTakeOver(t *t
 		t.Errorf("the binding answers %q, want the parked input %q", got, late.ID())
 	}
 }
+
+// A lone instance whose lease view lapsed keeps taking inputs into its
+// state without publishing; holding its partitions again it publishes
+// what its state holds newer than the stream, and also the rejection of
+// an input handled meanwhile (the CLI waits for it) unless a newer input
+// of the same object was handled since.
+func TestARejectionDuringALapseIsPublishedWhenThePartitionIsHeldAgain(t *testing.T) {
+	bad := strings.Replace(app("bad"), "replicas: 2", "replicas: -1", 1)
+	tests := []struct {
+		name   string
+		inputs []string // handled during the lapse, in order
+		want   []string
+	}{
+		{"the rejection is published, answering its input", []string{bad}, []string{string(events.TypeObjectRejected) + " answering input 1"}},
+		{"a valid input after it: no rejection, the binding", []string{bad, app("bad")}, []string{string(events.TypeBindingChanged) + " answering input 2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &eventstest.Recorder{}
+			h := NewHandler(rec, "t", zap.NewNop())
+			held := true
+			h.SetOwner(func(events.ObjectKey) bool { return held }, func(events.ObjectKey) bool { return true })
+			if err := h.Handle(context.Background(), applied(t, policyDoc("all", "", 0))); err != nil {
+				t.Fatal(err)
+			}
+			rec.Events = nil
+			held = false // the lapse
+			key := events.KeyOf("apps/v1", "Deployment", "default", "bad")
+			ids := map[string]string{}
+			for i, doc := range tt.inputs {
+				e := applied(t, doc)
+				ids[e.ID()] = fmt.Sprintf("input %d", i+1)
+				ctx := events.WithDelivery(context.Background(), events.Delivery{Stream: events.StreamInput, Subject: events.InputSubject(key), Sequence: uint64(10 + i), Delivered: 1})
+				_ = h.Handle(ctx, e) // a rejection is a permanent error, as before
+			}
+			if len(rec.Events) != 0 {
+				t.Fatalf("published %d events during the lapse", len(rec.Events))
+			}
+			held = true
+			if _, err := h.TakeOver(context.Background(), published{Published: readmodel.NewPublished()}, nil, nil, func(events.ObjectKey) bool { return true }); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range rec.Events {
+				if p.Event.Subject() == key.String() && p.Event.Type() != string(events.TypeObjectAccepted) {
+					got = append(got, p.Event.Type()+" answering "+ids[events.CausationID(p.Event)])
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("published on holding the partition again (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -130,6 +130,33 @@ func (h *Handler) Forget(lost func(events.ObjectKey) bool) {
 			delete(h.causes, k)
 		}
 	}
+	for k := range h.withheld {
+		if lost(k) {
+			delete(h.withheld, k)
+		}
+	}
+}
+
+// withheldRejection is a rejection not published, and the input sequence
+// it answers.
+type withheldRejection struct {
+	event    events.Event
+	sequence uint64
+}
+
+// withhold keeps the rejection of an input of key that this instance
+// handled while keeping key's partition without holding its lease: a lone
+// instance whose lease view lapsed publishes nothing meanwhile, and holding
+// the partition again republishes what its state holds (publishNewer),
+// which a rejection is not part of. The CLI that applied the object waits
+// for it. Another instance taking the partition over answers the input
+// itself (it handles the latest inputs the stream's records lack).
+func (h *Handler) withhold(ctx context.Context, key events.ObjectKey, rejection events.Event) {
+	d, ok := events.DeliveryOf(ctx)
+	if !ok || h.keeps == nil || !h.keeps(key) {
+		return
+	}
+	h.withheld[key] = withheldRejection{event: rejection, sequence: d.Sequence}
 }
 
 // cause is the causation and correlation an effect of an input carries.
@@ -264,6 +291,20 @@ func (h *Handler) publishNewer(ctx context.Context, pub published, regs map[stri
 		}
 		removed := events.ObjectRecord{Key: k, APIVersion: pr.APIVersion, Generation: pr.Generation, Role: pr.Role, UpdatedAt: h.now().UTC(), InputSequence: h.st.inputs[k]}
 		if err := send(k, events.TypeObjectRemoved, events.ObjectSubject(k), k.String(), events.DeterministicID("removed", k.String(), fmt.Sprint(pr.Generation), "taken over"), removed); err != nil {
+			return n, err
+		}
+	}
+	for _, k := range sortedKeys(h.withheld) {
+		w := h.withheld[k]
+		if !taken(k) || !h.mine(k) {
+			continue
+		}
+		delete(h.withheld, k)
+		if h.st.inputs[k] > w.sequence {
+			continue // a newer input of the object was handled since
+		}
+		n++
+		if err := events.PublishEffect(ctx, h.pub, events.RejectedSubject(k), w.event); err != nil {
 			return n, err
 		}
 	}
