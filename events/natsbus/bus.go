@@ -188,23 +188,28 @@ func (b *Bus) StreamReplicas() int { return b.replicas }
 // more it has: an existing stream is scaled up in place, never down.
 func (b *Bus) EnsureStreams(ctx context.Context) error {
 	for _, s := range b.streams {
-		cfg := jetstream.StreamConfig{
-			Name:              s.Name,
-			Description:       s.Doc,
-			Subjects:          s.Subjects,
-			Retention:         jetstream.LimitsPolicy,
-			Storage:           jetstream.FileStorage,
-			MaxMsgsPerSubject: s.MaxPerSubject,
-			MaxBytes:          s.MaxBytes,
-			Duplicates:        5 * time.Minute,
-			Discard:           discardPolicy(s),
-		}
-		cfg.Replicas = b.replicasOf(ctx, s.Name)
-		if err := b.ensureStream(ctx, cfg); err != nil {
+		if err := b.ensureStream(ctx, b.streamConfig(ctx, s)); err != nil {
 			return fmt.Errorf("stream %s: %w", s.Name, err)
 		}
 	}
 	return nil
+}
+
+// streamConfig is the configuration EnsureStreams gives a stream of the
+// catalogue.
+func (b *Bus) streamConfig(ctx context.Context, s events.StreamSpec) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:              s.Name,
+		Description:       s.Doc,
+		Subjects:          s.Subjects,
+		Retention:         jetstream.LimitsPolicy,
+		Storage:           jetstream.FileStorage,
+		MaxMsgsPerSubject: s.MaxPerSubject,
+		MaxBytes:          s.MaxBytes,
+		Duplicates:        5 * time.Minute,
+		Discard:           discardPolicy(s),
+		Replicas:          b.replicasOf(ctx, s.Name),
+	}
 }
 
 // discardPolicy is what a full stream does (events.StreamSpec.MaxBytes):

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -229,19 +230,52 @@ func (b *Bus) publishMsg(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck,
 
 // ensureStream creates or updates a stream, trying again for up to a
 // minute while the cluster cannot answer yet: a request times out or finds
-// no responder while a leader is being elected. It asks for the creation
-// first, which the server answers at once for a stream that exists with
-// this config: several daemons starting together each proposing the same
-// update to a replicated stream made all but one wait out the request
-// timeout (5 s per stream).
+// no responder while a leader is being elected. A stream that exists with
+// this config is left alone, without a request that changes anything:
+// several daemons starting together each proposing the same update to a
+// replicated stream made all but one wait out the request timeout (5 s
+// per stream), and asking to create it again made the server reserve its
+// storage a second time, refused ("insufficient storage resources") on a
+// disk with less than the streams' caps free twice over.
 func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) error {
-	return b.whileForming(ctx, "stream "+cfg.Name, func() error {
-		_, err := b.js.CreateStream(ctx, cfg)
-		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-			_, err = b.js.UpdateStream(ctx, cfg)
+	err := b.whileForming(ctx, "stream "+cfg.Name, func() error {
+		st, err := b.js.Stream(ctx, cfg.Name)
+		switch {
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			_, err = b.js.CreateStream(ctx, cfg)
+			if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+				return err
+			}
+			_, err = b.js.UpdateStream(ctx, cfg) // created meanwhile by another
+			return err
+		case err != nil:
+			return err
+		case sameStreamConfig(st.CachedInfo().Config, cfg):
+			return nil
 		}
+		_, err = b.js.UpdateStream(ctx, cfg)
 		return err
 	})
+	if isInsufficientStorage(err) {
+		return fmt.Errorf("%w: JetStream reserves each stream's cap (%d MiB) up front, and this server's storage limit "+
+			"(by default three quarters of the free disk under its data directory when it started) cannot hold them all: free disk space and restart it", err, cfg.MaxBytes>>20)
+	}
+	return err
+}
+
+// sameStreamConfig reports whether have already is what ensureStream
+// would ask for.
+func sameStreamConfig(have, want jetstream.StreamConfig) bool {
+	return have.Description == want.Description && slices.Equal(have.Subjects, want.Subjects) &&
+		have.Retention == want.Retention && have.Storage == want.Storage && have.MaxMsgsPerSubject == want.MaxMsgsPerSubject &&
+		have.MaxBytes == want.MaxBytes && have.Duplicates == want.Duplicates && have.Discard == want.Discard && have.Replicas == want.Replicas
+}
+
+// isInsufficientStorage: the server has not the storage a stream's cap
+// reserves (a 500 that stillForming would otherwise wait out).
+func isInsufficientStorage(err error) bool {
+	var api *jetstream.APIError
+	return errors.As(err, &api) && api.ErrorCode == jetstream.ErrorCode(10047)
 }
 
 // whileForming calls try until it succeeds, fails for a reason other than
@@ -294,6 +328,9 @@ func transient(err error) bool {
 // tried again: besides transient errors, any server-side 500 or 503,
 // which is what a cluster electing its leaders answers these with.
 func stillForming(err error) bool {
+	if isInsufficientStorage(err) {
+		return false // no cluster forming fixes a full disk
+	}
 	var api *jetstream.APIError
 	if errors.As(err, &api) && (api.Code == 503 || api.Code == 500 ||
 		api.ErrorCode == jetstream.ErrorCode(10005)) { // no suitable peers: one not yet online

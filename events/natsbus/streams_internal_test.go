@@ -1,0 +1,77 @@
+package natsbus
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// storageLimit caps the embedded server's JetStream file storage, as a
+// small free disk does.
+func storageLimit(bytes int64) EmbeddedOption {
+	return func(o *server.Options) error { o.JetStreamMaxStore = bytes; return nil }
+}
+
+// A server whose storage holds every stream's cap once, not twice, is
+// what a daemon restarting on a disk with less than twice the caps free
+// meets: the streams are there, and ensuring them again must change
+// nothing and ask for no storage. It used to ask to create them again,
+// which the server refused as "insufficient storage resources", taken
+// for a cluster still forming and tried again for a minute.
+func TestStreamsEnsuredAgainOnAServerThatHoldsTheirCapsOnlyOnceAreLeftAlone(t *testing.T) {
+	var caps int64
+	for _, s := range events.Streams {
+		caps += s.MaxBytes
+	}
+	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil, storageLimit(caps+caps/10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	bus, err := Connect(context.Background(), srv.URL(), Options{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bus.Close)
+	for i := range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := bus.EnsureStreams(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("ensure the streams, time %d: %v", i+1, err)
+		}
+	}
+	for _, s := range events.Streams {
+		st, err := bus.js.Stream(context.Background(), s.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := bus.streamConfig(context.Background(), s); !sameStreamConfig(st.CachedInfo().Config, want) {
+			t.Errorf("%s: the server's config is not what EnsureStreams asks for, so every start updates it:\nhave %+v\nwant %+v", s.Name, st.CachedInfo().Config, want)
+		}
+	}
+	// A stream that does not fit at all is refused at once, saying why.
+	small, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil, storageLimit(caps/2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(small.Shutdown)
+	full, err := Connect(context.Background(), small.URL(), Options{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(full.Close)
+	start := time.Now()
+	err = full.EnsureStreams(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "free disk space") {
+		t.Fatalf("streams beyond the server's storage: want a refusal saying to free disk space, got %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the refusal took %s: a full disk was waited on as a cluster forming", took)
+	}
+}
