@@ -7,10 +7,13 @@ import (
 
 // ClusterScores are a placement's feasible clusters with their scores
 // (data.scores). They encode as the JSON object {"cluster": score, ...}
-// with the names sorted, the bytes a map[string]int64 gives, but from two
-// slices in name order: building a 100-entry map per placement and sorting
-// its keys again to encode it was 4 % of the placement path. Read-only
-// once made.
+// of the clusters whose score is not 0, with the names sorted (the bytes a
+// map[string]int64 of those gives), from two slices in name order:
+// building a 100-entry map per placement and sorting its keys again to
+// encode it was 4 % of the placement path. A feasible cluster missing
+// from the object scored 0: with no score plugin preferring one cluster
+// (static weights, Duplicated without preferences) the object is empty
+// instead of a third of the placement. Read-only once made.
 type ClusterScores struct {
 	names  []string
 	values []int64
@@ -65,7 +68,8 @@ func (s *ClusterScores) Len() int {
 	return len(s.names)
 }
 
-// Score returns the score of cluster and whether it was scored.
+// Score returns the score of cluster and whether it was scored (read
+// back from JSON, a cluster scored 0 was not written).
 func (s *ClusterScores) Score(cluster string) (int64, bool) {
 	if s == nil {
 		return 0, false
@@ -85,18 +89,24 @@ func (s *ClusterScores) Map() map[string]int64 {
 	return m
 }
 
-// MarshalJSON writes {"name": score, ...} in name order. A name that is
-// not a plain DNS name (every registered cluster's is) goes through the
-// codec's string encoding, so the bytes stay encoding/json's.
+// MarshalJSON writes {"name": score, ...} in name order, leaving out the
+// scores of 0. A name that is not a plain DNS name (every registered
+// cluster's is) goes through the codec's string encoding, so the bytes
+// stay encoding/json's.
 func (s ClusterScores) MarshalJSON() ([]byte, error) {
 	n := 2
-	for _, name := range s.names {
-		n += len(name) + 24
+	for i, name := range s.names {
+		if s.values[i] != 0 {
+			n += len(name) + 24
+		}
 	}
 	out := make([]byte, 0, n)
 	out = append(out, '{')
 	for i, name := range s.names {
-		if i > 0 {
+		if s.values[i] == 0 {
+			continue
+		}
+		if len(out) > 1 {
 			out = append(out, ',')
 		}
 		if plainName(name) {

@@ -50,7 +50,7 @@ func TestSchedulerdRemembersOnlyWhatLaterDecisionsRead(t *testing.T) {
 	}
 	published := placements(rec)[0]
 	kept := h.book.placements[key]
-	if published.Binding == nil || len(published.Feasible) == 0 || published.Scores.Len() == 0 {
+	if published.Binding == nil || len(published.Feasible) == 0 || published.Scores == nil {
 		t.Fatalf("the published placement lost its explanation: %+v", published)
 	}
 	if kept.Binding != nil || kept.Feasible != nil || kept.Scores != nil || kept.Diagnosis != nil {

@@ -70,6 +70,7 @@ var (
 	quantity   = reflect.TypeOf(resource.Quantity{})
 	metaTime   = reflect.TypeOf(metav1.Time{})
 	intOrStr   = reflect.TypeOf(intstr.IntOrString{})
+	scores     = reflect.TypeOf(events.ClusterScores{})
 	object     = reflect.TypeOf(events.KubernetesObject{})
 )
 
@@ -85,6 +86,9 @@ func mapType(t reflect.Type) *jsonschema.Schema {
 		return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "string"}, {Type: "number"}}, Description: "a Kubernetes resource quantity"}
 	case metaTime:
 		return &jsonschema.Schema{Type: "string", Format: "date-time"}
+	case scores:
+		return &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "integer"},
+			Description: "score by feasible cluster; a feasible cluster missing scored 0"}
 	case intOrStr:
 		return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "integer"}, {Type: "string"}}}
 	case object:

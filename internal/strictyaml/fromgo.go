@@ -20,7 +20,46 @@ import (
 func FromGo(x any) (*Node, []events.FieldError) {
 	var problems []events.FieldError
 	c := goConverter{problems: &problems}
+	// One slab of exactly the nodes needed (a Deployment has ~30): slabs
+	// of 64 were a sixth of what policyd allocates per template.
+	if n := plainNodes(x, slabLimit); n > 0 {
+		c.slab = make([]Node, n)
+	}
 	return c.convert(x, nil, 0), problems
+}
+
+// slabLimit: trees larger than this take their nodes in slabs of 64.
+const slabLimit = 4096
+
+// plainNodes counts the nodes of a tree of plain JSON values, up to limit
+// (0 past it).
+func plainNodes(x any, limit int) int {
+	n := 0
+	var walk func(x any) bool
+	walk = func(x any) bool {
+		if n++; n > limit {
+			return false
+		}
+		switch t := x.(type) {
+		case map[string]any:
+			for _, v := range t {
+				if !walk(v) {
+					return false
+				}
+			}
+		case []any:
+			for _, v := range t {
+				if !walk(v) {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if !walk(x) {
+		return 0
+	}
+	return n
 }
 
 // goPath is a field path built only when a problem needs it: converting a
