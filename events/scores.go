@@ -19,10 +19,14 @@ type ClusterScores struct {
 	values []int64
 }
 
-// NewClusterScores pairs names[i] with values[i]. It keeps both slices
-// (the caller must not change them afterwards); names are sorted here when
-// they are not already (a placement's feasible list is).
+// NewClusterScores pairs names[i] with values[i] (a name without a value
+// scores 0). It keeps both slices (the caller must not change them
+// afterwards); names are sorted here when they are not already (a
+// placement's feasible list is).
 func NewClusterScores(names []string, values []int64) *ClusterScores {
+	if len(values) < len(names) {
+		values = append(slices.Clone(values), make([]int64, len(names)-len(values))...)
+	}
 	s := &ClusterScores{names: names, values: values[:len(names)]}
 	if !slices.IsSorted(names) {
 		s.names, s.values = slices.Clone(names), slices.Clone(s.values)

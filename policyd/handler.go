@@ -47,6 +47,9 @@ type Handler struct {
 	// or not, so that what a take-over publishes for another instance's
 	// unpublished effect answers the same input (the CLI waits for it).
 	causes map[events.ObjectKey]cause
+	// answered: during a take-over, the input each object's latest stored
+	// rejection answers (unanswered).
+	answered map[events.ObjectKey]string
 	// withheld: rejections of inputs handled while this instance kept a
 	// key's partition without holding its lease (a lapse), by key, to be
 	// published when it holds the partition again (partitions.go).
@@ -162,7 +165,7 @@ func (h *Handler) reject(ctx context.Context, cause events.Event, key events.Obj
 	}
 	events.CausedBy(&out, cause)
 	switch {
-	case h.replaying(ctx): // a replayed input was answered when first handled
+	case h.replaying(ctx) && !h.unanswered(key, cause.ID()): // a replayed input was answered when first handled
 	case h.mine(key):
 		if err := events.PublishEffect(ctx, h.pub, events.RejectedSubject(key), out); err != nil {
 			return err

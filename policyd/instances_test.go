@@ -310,3 +310,40 @@ func TestARejectionDuringALapseIsPublishedWhenThePartitionIsHeldAgain(t *testing
 		})
 	}
 }
+
+// An instance taking a partition over handles the latest inputs its last
+// owner may not have finished; one it rejects is answered unless the
+// stream already holds the rejection of that very input (the last owner
+// published it before it stopped).
+func TestATakeOverAnswersARejectionItsLastOwnerDidNotPublish(t *testing.T) {
+	bad := strings.Replace(app("bad"), "replicas: 2", "replicas: -1", 1)
+	key := events.KeyOf("apps/v1", "Deployment", "default", "bad")
+	for _, stored := range []bool{false, true} {
+		t.Run(fmt.Sprintf("rejection stored: %t", stored), func(t *testing.T) {
+			rec := &eventstest.Recorder{}
+			h := NewHandler(rec, "t", zap.NewNop())
+			owned := false
+			h.SetOwner(func(events.ObjectKey) bool { return owned }, func(events.ObjectKey) bool { return owned })
+			input := Input{Event: applied(t, bad), Subject: events.InputSubject(key), Sequence: 7}
+			pub := published{Published: readmodel.NewPublished(), rejected: map[events.ObjectKey]string{}}
+			if stored {
+				pub.rejected[key] = input.Event.ID()
+			}
+			owned = true
+			if _, err := h.TakeOver(context.Background(), pub, nil, []Input{input}, func(events.ObjectKey) bool { return true }); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range rec.OfType(events.TypeObjectRejected) {
+				got = append(got, events.CausationID(p.Event))
+			}
+			var want []string
+			if !stored {
+				want = []string{input.Event.ID()}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("rejections published (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

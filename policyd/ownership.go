@@ -124,6 +124,9 @@ func (d *Daemon) takeOver(ctx context.Context, in *natsbus.Instance, n int) {
 	if err == nil && loading {
 		ms, err = d.deps.Bus.LatestPerSubject(ctx, events.StreamInput, events.AllInput)
 	}
+	if err == nil && loading {
+		p.rejected, err = readRejected(ctx, d.deps.Bus)
+	}
 	if err != nil {
 		d.deps.Log.Warn("take over partitions: reading what was published", zap.Strings("partitions", todo), zap.Error(err))
 		return

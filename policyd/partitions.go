@@ -96,6 +96,16 @@ func (h *Handler) ownsInput(ctx context.Context) bool {
 	return h.mine(k)
 }
 
+// unanswered reports whether a take-over catching up is handling an input
+// whose rejection the stream lacks: its last owner rejected it without
+// publishing that (it died, or its lease view lapsed), and the CLI that
+// applied it waits for the answer. Without what the stream holds (nil),
+// every rejection is answered again, which the stream deduplicates within
+// its window.
+func (h *Handler) unanswered(key events.ObjectKey, input string) bool {
+	return h.catchingUp && (h.answered == nil || h.answered[key] != input)
+}
+
 // replaying reports whether ctx delivers an input handled again to catch
 // the state up: what it caused was published when it was first handled.
 func (h *Handler) replaying(ctx context.Context) bool {
@@ -215,8 +225,8 @@ func (h *Handler) TakeOver(ctx context.Context, pub published, regs map[string]e
 	if err != nil {
 		return missing, err
 	}
-	h.catchingUp = true
-	defer func() { h.catchingUp = false }()
+	h.catchingUp, h.answered = true, pub.rejected
+	defer func() { h.catchingUp, h.answered = false, nil }()
 	cause := map[events.ObjectKey]events.Event{}
 	for _, in := range latest {
 		k, err := events.ParseSubjectKey(in.Subject)
@@ -299,14 +309,15 @@ func (h *Handler) publishNewer(ctx context.Context, pub published, regs map[stri
 		if !taken(k) || !h.mine(k) {
 			continue
 		}
-		delete(h.withheld, k)
 		if h.st.inputs[k] > w.sequence {
+			delete(h.withheld, k)
 			continue // a newer input of the object was handled since
 		}
 		n++
 		if err := events.PublishEffect(ctx, h.pub, events.RejectedSubject(k), w.event); err != nil {
-			return n, err
+			return n, err // kept for the next take-over
 		}
+		delete(h.withheld, k)
 	}
 	for name, r := range h.st.registrations {
 		if pr, ok := regs[name]; ok && pr.Generation >= r.Generation {

@@ -15,6 +15,24 @@ import (
 type published struct {
 	readmodel.Published
 	removed map[events.ObjectKey]uint64
+	// rejected: the input each object's latest stored rejection answers
+	// (read by take-overs that load a partition; nil: not read).
+	rejected map[events.ObjectKey]string
+}
+
+// readRejected reads which input each object's latest rejection answers.
+func readRejected(ctx context.Context, bus *natsbus.Bus) (map[events.ObjectKey]string, error) {
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllRejected)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[events.ObjectKey]string, len(ms))
+	for _, m := range ms {
+		if k, err := events.ParseSubjectKey(m.Subject); err == nil && m.Err == nil {
+			out[k] = events.CausationID(m.Event)
+		}
+	}
+	return out, nil
 }
 
 // readPublished reads what policyd has published on FLOTILLA_POLICY.

@@ -125,18 +125,13 @@ func (e ledgerEntry) with(self string, reserved map[corev1.ResourceName]int64, n
 }
 
 // unexpired: a share counts until it expires (instances unknown).
-func unexpired(_ string, s ledgerShare, now time.Time) time.Time {
-	if s.Until.After(now) {
-		return s.Until
-	}
-	return time.Time{}
-}
+func unexpired(_ string, s ledgerShare, now time.Time) time.Time { return unexpiredEnd(s.Until, now) }
 
 // LedgerPeers is what the ledger knows of the other instances: Alone
 // reports that this instance holds every partition (its placements need no
-// claim), Live lists the registered instances as last read, and Lease is
-// the lease period (nil and zero: never alone; every share counts until it
-// expires).
+// claim), Live lists the registered instances as last read (nil: not read
+// yet), and Lease is the lease period (nil and zero: never alone; every
+// share counts until it expires).
 type LedgerPeers struct {
 	Alone func() bool
 	Live  func() []string
@@ -148,11 +143,19 @@ type LedgerPeers struct {
 // period after it was written.
 func (p LedgerPeers) counts(name string, s ledgerShare, now time.Time) time.Time {
 	end := s.Until
-	if p.Live != nil && !slices.Contains(p.Live(), name) {
+	if p.Live == nil {
+		return unexpiredEnd(end, now)
+	}
+	if live := p.Live(); live != nil && !slices.Contains(live, name) {
 		if gone := s.Until.Add(p.Lease - ReservationTTL); gone.Before(end) {
 			end = gone
 		}
 	}
+	return unexpiredEnd(end, now)
+}
+
+// unexpiredEnd is end, or zero when it has passed at now.
+func unexpiredEnd(end, now time.Time) time.Time {
 	if !end.After(now) {
 		return time.Time{}
 	}
@@ -207,8 +210,10 @@ type ledger struct {
 	entries map[string]ledgerEntry
 	revs    map[string]uint64
 	// nextExpiry: the earliest expiry of another instance's share seen;
-	// the shared figures are derived again once it has passed.
+	// the shared figures are derived again once it has passed, or once the
+	// registered instances are no longer live (as last derived).
 	nextExpiry, lastFlush time.Time
+	live                  []string
 }
 
 // use makes the ledger share through store as instance self.
@@ -242,9 +247,16 @@ func (l *ledger) share(rs *reservations, cluster string, now time.Time) {
 	}
 }
 
-// expire drops the other instances' shares that expired by now from the
-// shared figures.
+// expire drops from the shared figures the other instances' shares that
+// no longer count at now: expired, or their instance no longer registered
+// (noticed here whenever the registered instances changed, whichever
+// instance takes the dead one's partitions).
 func (l *ledger) expire(rs *reservations, now time.Time) {
+	if l.peers.Live != nil {
+		if live := l.peers.Live(); !slices.Equal(live, l.live) {
+			l.live, l.nextExpiry = live, now // an instance came or went
+		}
+	}
 	if l.nextExpiry.IsZero() || now.Before(l.nextExpiry) {
 		return
 	}

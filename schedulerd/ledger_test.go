@@ -146,16 +146,28 @@ func TestAShareOfAnInstanceNoLongerRegisteredStopsCountingALeaseAfterItWasWritte
 			}
 		})
 	}
-	// Without a list of instances every unexpired share counts.
+	// Without a list of instances, or before the registry was first read,
+	// every unexpired share counts.
 	if got := (LedgerPeers{}).counts("c", written(time.Minute), now); got.IsZero() {
 		t.Error("with no registry known, a share must count until it expires")
+	}
+	notRead := LedgerPeers{Live: func() []string { return nil }, Lease: lease}
+	if got := notRead.counts("c", written(time.Minute), now); got.IsZero() {
+		t.Error("before the registry was first read, a share must count until it expires")
 	}
 }
 
 // An instance that died holding capacity in the ledger stops holding it
-// once this one sees it unregistered (RecountLedger), not five minutes
-// later when its share would expire.
+// once this one sees it unregistered, not five minutes later when its
+// share would expire: at once when this instance takes its partitions
+// (RecountLedger), else at its next decision.
 func TestADeadInstancesShareFreesItsRoomWhenTheLedgerIsRecounted(t *testing.T) {
+	for _, recount := range []bool{true, false} {
+		t.Run(fmt.Sprintf("recounted: %t", recount), func(t *testing.T) { deadInstancesShare(t, recount) })
+	}
+}
+
+func deadInstancesShare(t *testing.T, recount bool) {
 	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec, f := ledgerHandler(t, clk)
 	live := []string{"a", "b"}
@@ -171,7 +183,9 @@ func TestADeadInstancesShareFreesItsRoomWhenTheLedgerIsRecounted(t *testing.T) {
 	}
 	// b dies; a fresh template sees cluster1's room without b's share.
 	live = []string{"a"}
-	h.RecountLedger()
+	if recount {
+		h.RecountLedger()
+	}
 	if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, dynamicBinding("y", 8, 1))); err != nil {
 		t.Fatal(err)
 	}

@@ -260,6 +260,12 @@ func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) erro
 		return fmt.Errorf("%w: JetStream reserves each stream's cap (%d MiB) up front, and this server's storage limit "+
 			"(by default three quarters of the free disk under its data directory when it started) cannot hold them all: free disk space and restart it", err, cfg.MaxBytes>>20)
 	}
+	var api *jetstream.APIError
+	if errors.As(err, &api) && api.ErrorCode == jetstream.ErrorCode(10005) {
+		// A cluster says the same of nodes without room for the cap as of
+		// nodes not online yet, so it was waited on for a minute.
+		return fmt.Errorf("%w: after a minute no node can place it: nodes offline, or without the storage its cap (%d MiB) reserves (free disk space on them)", err, cfg.MaxBytes>>20)
+	}
 	return err
 }
 

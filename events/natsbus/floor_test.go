@@ -121,7 +121,7 @@ func placementPathFloor(b *testing.B, bus *natsbus.Bus, withAccepted bool, codec
 	keyOf := func(e events.Event) events.ObjectKey {
 		return events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "bench", Name: e.Subject()}
 	}
-	relay := func(name, stream string, subjects []string, outs func(events.ObjectKey) []string, data [][]byte, make func(events.Event, events.ObjectKey) (any, error), done func()) {
+	relay := func(name, stream string, subjects []string, outs func(events.ObjectKey) []string, data [][]byte, makeOut func(events.Event, events.ObjectKey) (any, error), done func()) {
 		c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: name, Stream: stream, Subjects: subjects})
 		if err != nil {
 			b.Fatal(err)
@@ -130,9 +130,9 @@ func placementPathFloor(b *testing.B, bus *natsbus.Bus, withAccepted bool, codec
 			k := keyOf(e)
 			for i, subj := range outs(k) {
 				var payload any = data[i]
-				if make != nil {
+				if makeOut != nil {
 					var err error
-					if payload, err = make(e, k); err != nil {
+					if payload, err = makeOut(e, k); err != nil {
 						return events.Permanent(err)
 					}
 				}

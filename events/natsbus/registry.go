@@ -130,7 +130,8 @@ func EverySlot(of func(slot int) []ConsumerSpec) []ConsumerSpec {
 const SlotInactivity = time.Hour
 
 // Live lists the registered instances of this daemon as the last round
-// that could read them found them (nil before the first), sorted.
+// that could read them found them (nil before the first), sorted. The
+// slice is shared: read it, do not change it.
 func (in *Instance) Live() []string {
 	if p := in.peers.Load(); p != nil {
 		return *p
