@@ -240,17 +240,22 @@ func (b *Bus) publishMsg(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck,
 func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) error {
 	err := b.whileForming(ctx, "stream "+cfg.Name, func() error {
 		st, err := b.js.Stream(ctx, cfg.Name)
-		switch {
-		case errors.Is(err, jetstream.ErrStreamNotFound):
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			_, err = b.js.CreateStream(ctx, cfg)
-			if !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-				return err
+			if err == nil {
+				return nil
 			}
-			_, err = b.js.UpdateStream(ctx, cfg) // created meanwhile by another
+			// Another daemon created it meanwhile: refused as "name already
+			// in use", or, when the storage cannot hold its cap twice, as
+			// insufficient storage. Then it is checked as any existing one.
+			var again error
+			if st, again = b.js.Stream(ctx, cfg.Name); again != nil {
+				return err // still missing: the creation's own failure
+			}
+		} else if err != nil {
 			return err
-		case err != nil:
-			return err
-		case sameStreamConfig(st.CachedInfo().Config, cfg):
+		}
+		if sameStreamConfig(st.CachedInfo().Config, cfg) {
 			return nil
 		}
 		_, err = b.js.UpdateStream(ctx, cfg)

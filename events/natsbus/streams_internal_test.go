@@ -2,6 +2,7 @@ package natsbus
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,40 @@ func TestStreamsEnsuredAgainOnAServerThatHoldsTheirCapsOnlyOnceAreLeftAlone(t *t
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("the refusal took %s: a full disk was waited on as a cluster forming", took)
+	}
+}
+
+// Daemons starting together on a fresh server all ensure the streams at
+// once: the ones that lose the race to create a stream find it made by
+// another, even where the server refuses their creation as insufficient
+// storage rather than as a name in use (its storage holds each cap once).
+func TestDaemonsEnsuringTheStreamsTogetherAllSucceed(t *testing.T) {
+	var caps int64
+	for _, s := range events.Streams {
+		caps += s.MaxBytes
+	}
+	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil, storageLimit(caps+caps/10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	const daemons = 4
+	errs := make(chan error, daemons)
+	for i := range daemons {
+		bus, err := Connect(context.Background(), srv.URL(), Options{Name: fmt.Sprintf("%s-%d", t.Name(), i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(bus.Close)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			errs <- bus.EnsureStreams(ctx)
+		}()
+	}
+	for range daemons {
+		if err := <-errs; err != nil {
+			t.Errorf("a daemon ensuring the streams: %v", err)
+		}
 	}
 }
