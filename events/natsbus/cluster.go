@@ -62,11 +62,13 @@ func RunNode(ctx context.Context, n ClusterNode) error {
 		HTTPPort:   n.MonitorPort,
 		JetStream:  true,
 		StoreDir:   n.DataDir,
-		SyncAlways: n.SyncAlways,
-		NoSigs:     true,
-		MaxPayload: events.MaxPayload,
-		Cluster:    server.ClusterOpts{Name: n.Cluster, Host: n.Host, Port: n.RoutePort},
-		Routes:     routes,
+		// JetStreamMaxStore: see jetStreamStore.
+		JetStreamMaxStore: jetStreamStore(n.DataDir),
+		SyncAlways:        n.SyncAlways,
+		NoSigs:            true,
+		MaxPayload:        events.MaxPayload,
+		Cluster:           server.ClusterOpts{Name: n.Cluster, Host: n.Host, Port: n.RoutePort},
+		Routes:            routes,
 	}
 	if err := secure(opts, n.Auth); err != nil {
 		return fmt.Errorf("nats-server %s: %w", n.Name, err)

@@ -40,6 +40,8 @@ func StartEmbedded(listen, dataDir string, auth *Authority, options ...EmbeddedO
 		StoreDir:   dataDir,
 		NoSigs:     true,
 		MaxPayload: events.MaxPayload,
+		// JetStreamMaxStore: see jetStreamStore.
+		JetStreamMaxStore: jetStreamStore(dataDir),
 	}
 	if err := secure(opts, auth); err != nil {
 		return nil, err

@@ -111,3 +111,21 @@ func TestDaemonsEnsuringTheStreamsTogetherAllSucceed(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the free disk, a Flotilla server's storage limit holds every
+// stream's cap with a quarter to spare, so that its start is not refused
+// on a small disk; on a large one it is nats-server's own default.
+func TestAServersStorageLimitHoldsEveryStreamsCap(t *testing.T) {
+	var caps int64
+	for _, s := range events.Streams {
+		caps += s.MaxBytes
+	}
+	dir := t.TempDir()
+	got := jetStreamStore(dir)
+	if got < caps+caps/4 {
+		t.Errorf("storage limit %d B, below the caps %d B and a quarter", got, caps)
+	}
+	if free, ok := freeStore(dir); ok && free > caps+caps/4 && got != free {
+		t.Errorf("storage limit %d B on a disk with %d B to give: want nats-server's default", got, free)
+	}
+}
