@@ -241,7 +241,13 @@ func (s *CredentialService) Revoke(ctx context.Context, name string) (int, error
 
 func (s *CredentialService) record(ctx context.Context, name string) (credentialRecord, uint64, error) {
 	var rec credentialRecord
-	e, err := s.kv.Get(ctx, name)
+	var e jetstream.KeyValueEntry
+	// Right after the bucket is made on a cluster its leader may not be
+	// elected yet: "no responders" (the fault e2e's start met it).
+	err := s.bus.whileForming(ctx, "bucket "+credentialsBucket, func() (err error) {
+		e, err = s.kv.Get(ctx, name)
+		return err
+	})
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return rec, 0, nil
 	}
