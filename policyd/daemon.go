@@ -112,6 +112,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 		return fmt.Errorf("policyd rebuild: %w", err)
 	}
 	d.sameStream(input)
+	// With an interpreter customization the rebuild kept every template.
+	d.own.everyTemplate = len(d.h.st.interpreters) > 0
 	if replay {
 		d.h.replayThrough = input.LastSeq
 		if err := bus.DropConsumer(ctx, spec.Stream, spec.Name); err != nil {
@@ -152,6 +154,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		defer t.Stop()
 		for {
 			d.takeOver(ctx, in, n)
+			d.loadEveryTemplate(ctx)
 			select {
 			case <-ctx.Done():
 				return nil

@@ -347,3 +347,65 @@ func TestATakeOverAnswersARejectionItsLastOwnerDidNotPublish(t *testing.T) {
 		})
 	}
 }
+
+// A template of a partition another instance holds, applied before the
+// first interpreter customization, was skipped by this instance; once a
+// customization exists every template is shared, and the instance reads
+// the ones it skipped, so that a dependency script of a template it holds
+// finds one in the other's partition.
+func TestATemplateSkippedBeforeTheFirstInterpreterIsFoundByDependencyScripts(t *testing.T) {
+	url, bus := eventstest.Server(t)
+	runInstance(t, url, "a")
+	runInstance(t, url, "b")
+	eventstest.Eventually(t, "a and b to hold two partitions each", func() bool {
+		return cmp.Equal(map[string]int{"a": 2, "b": 2}, eventstest.PartitionsHeld(t, bus, "policyd"))
+	})
+	_, leases, _, err := bus.Instances(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := map[string]string{}
+	for _, l := range leases {
+		if l.Daemon == "policyd" {
+			holder[l.Work] = l.Instance
+		}
+	}
+	holderOf := func(k events.ObjectKey) string { return holder[events.PartitionItem(events.Partition(k, 4))] }
+	rc := events.KeyOf("ray.io/v1", "RayCluster", "default", "rc")
+	cfg := ""
+	for i := range 64 { // a RayConfig in a partition the other instance holds
+		name := fmt.Sprintf("cfg-%d", i)
+		if holderOf(events.KeyOf("ray.io/v1", "RayConfig", "default", name)) != holderOf(rc) {
+			cfg = name
+			break
+		}
+	}
+	if cfg == "" {
+		t.Fatal("no RayConfig name falls in the other instance's partitions")
+	}
+	publishInput(t, bus, applied(t, rayPolicy))
+	publishInput(t, bus, applied(t, "apiVersion: ray.io/v1\nkind: RayConfig\nmetadata: {name: "+cfg+", namespace: default}\nspec: {a: b}\n"))
+	publishInput(t, bus, applied(t, strings.Replace(rayCluster, "configName: cfg", "configName: "+cfg, 1)))
+	eventstest.Eventually(t, "rc bound", func() bool { r, _ := bound(t, bus); return len(r["rc"]) > 0 })
+	publishInput(t, bus, applied(t, ricDoc("ray", `    dependencyInterpretation:
+      luaScript: |
+        function GetDependencies(o) return {{apiVersion = "ray.io/v1", kind = "RayConfig", namespace = o.metadata.namespace, name = o.spec.configName}} end
+`)))
+	want := "default/RayConfig.ray.io/" + cfg
+	eventstest.Eventually(t, "rc's binding to carry "+want+" as a dependency", func() bool {
+		ms, err := bus.LatestPerSubject(context.Background(), events.StreamPolicy, events.BindingSubject(rc))
+		if err != nil || len(ms) != 1 {
+			return false
+		}
+		var b events.Binding
+		if events.Decode(ms[0].Event, &b) != nil {
+			return false
+		}
+		for _, d := range b.Dependencies {
+			if d.Key.String() == want {
+				return true
+			}
+		}
+		return false
+	})
+}

@@ -18,6 +18,10 @@ type ownership struct {
 	// into the state, unpublished, so that holding them again needs only
 	// what was not published meanwhile (republish).
 	loaded, republish map[string]bool
+	// everyTemplate: the templates of the partitions not held, which this
+	// instance skipped until an interpreter customization made every
+	// template shared, have been read from the stream (loadEveryTemplate).
+	everyTemplate bool
 	// parked: inputs of partitions held but not loaded yet, handled once
 	// their take-over has loaded them (they arrived after it read the
 	// stream, or while it did).
@@ -171,5 +175,60 @@ func (d *Daemon) takeOver(ctx context.Context, in *natsbus.Instance, n int) {
 	d.own.parked = waiting
 	if missing > 0 {
 		d.deps.Log.Info("took over partitions: published what was not", zap.Strings("partitions", todo), zap.Int("events", missing))
+	}
+}
+
+// loadEveryTemplate reads, once an interpreter customization exists, the
+// templates this instance skipped before because another instance's
+// partition held them: from then on every template is shared (a dependency
+// script may select any), and those applied before would otherwise stay
+// unknown to this instance's scripts until applied again. Only what the
+// state lacks or holds older is taken; then the templates this instance
+// holds are bound again (publishing only what changes). A failure is
+// logged and tried again on the next call.
+func (d *Daemon) loadEveryTemplate(ctx context.Context) {
+	d.mu.Lock()
+	if len(d.h.st.interpreters) == 0 {
+		d.own.everyTemplate = false
+	}
+	todo := len(d.h.st.interpreters) > 0 && !d.own.everyTemplate
+	d.mu.Unlock()
+	if !todo {
+		return
+	}
+	p, err := readPublished(ctx, d.deps.Bus)
+	if err != nil {
+		d.deps.Log.Warn("interpreters: reading every template", zap.Error(err))
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.h.st.interpreters) == 0 {
+		return // deleted meanwhile
+	}
+	read := 0
+	for _, k := range sortedKeys(p.Records) {
+		r := p.Records[k]
+		if old, ok := d.h.st.records[k]; r.Role != events.RoleTemplate || ok && old.Generation >= r.Generation {
+			continue
+		}
+		if err := d.h.st.put(r); err != nil {
+			d.deps.Log.Warn("interpreters: a stored template is unreadable", zap.Stringer("key", k), zap.Error(err))
+			continue
+		}
+		read++
+	}
+	for _, k := range d.h.st.sortedTemplateKeys() {
+		if !d.h.mine(k) {
+			continue
+		}
+		if _, err := d.h.rebind(ctx, events.Event{}, k); err != nil {
+			d.deps.Log.Warn("interpreters: binding again after reading every template", zap.Error(err))
+			return
+		}
+	}
+	d.own.everyTemplate = true
+	if read > 0 {
+		d.deps.Log.Info("interpreters: read the templates of the other partitions", zap.Int("templates", read))
 	}
 }
