@@ -96,7 +96,14 @@ func (d *Daemon) Run(ctx context.Context) error {
 	if err := bus.EnsureStreams(ctx); err != nil {
 		return err
 	}
-	in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: "schedulerd", Instance: d.cfg.Instance, Version: d.cfg.Version, Partitions: d.cfg.Partitions, Lease: d.cfg.Lease})
+	in, err := bus.Join(ctx, natsbus.InstanceOptions{Daemon: "schedulerd", Instance: d.cfg.Instance, Version: d.cfg.Version, Partitions: d.cfg.Partitions, Lease: d.cfg.Lease,
+		// A partition given up is released once the decisions made for it
+		// are stored: its taker never decides again what this one did.
+		Quiesce: func(ctx context.Context) {
+			if d.h.settled(ctx) == nil {
+				_ = bus.Flush(ctx)
+			}
+		}})
 	if err != nil {
 		return err
 	}

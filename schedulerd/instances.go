@@ -19,6 +19,24 @@ func (h *Handler) SetOwner(owns func(events.ObjectKey) bool) {
 	h.owner = owns
 }
 
+// settled returns once the decision running now, if any, is over (or ctx
+// ends): those that follow ask owns, which no longer answers yes for the
+// partitions being given up.
+func (h *Handler) settled(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		h.mu.Lock()
+		h.mu.Unlock() //nolint:staticcheck // an empty critical section: waiting for the running decision
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // everyKey keeps every template (Reconcile at start-up).
 func everyKey(events.ObjectKey) bool { return true }
 

@@ -180,3 +180,31 @@ func TestABindingLeftUnreadIsDecidedByTheInstanceTakingItsPartitionOver(t *testi
 		t.Errorf("placements on taking over (-want +got):\n%s", diff)
 	}
 }
+
+// settled, which a hand-off waits on before releasing a partition, returns
+// at once when no decision runs, and waits for the one running (here:
+// the handler's lock held) until it is over or the wait's time is up.
+func TestSettledWaitsForTheRunningDecision(t *testing.T) {
+	h := NewHandler(&eventstest.Recorder{}, "t", core.New(plugins.DefaultProfile()), nil)
+	if err := h.settled(context.Background()); err != nil {
+		t.Fatalf("idle: %v", err)
+	}
+	h.mu.Lock()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := h.settled(ctx); err == nil {
+		t.Fatal("settled returned while a decision held the handler")
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.settled(context.Background()) }()
+	time.Sleep(20 * time.Millisecond)
+	h.mu.Unlock()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("settled did not return once the decision was over")
+	}
+}

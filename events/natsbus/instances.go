@@ -49,6 +49,9 @@ type InstanceOptions struct {
 	// Lease is the registration and lease TTL used when this instance
 	// creates the buckets (0: DefaultLease); an existing bucket's TTL wins.
 	Lease time.Duration
+	// Quiesce, when set, runs after the instance stopped acting on work it
+	// gives up and before it releases the leases (quiesce).
+	Quiesce func(ctx context.Context)
 }
 
 // instanceName is a valid instance name: one KV key token.
@@ -416,6 +419,7 @@ func (in *Instance) release(ctx context.Context, items map[string]uint64) {
 		delete(in.pending, w)
 	}
 	in.publish()
+	in.quiesce(ctx)
 	for w, rev := range items {
 		_ = in.leases.Delete(ctx, in.leaseKey(w), jetstream.LastRevision(rev))
 	}

@@ -276,3 +276,48 @@ func TestAnInstanceWhoseWritesLandedButWhoseAcknowledgementsWereLostKeepsItsName
 		t.Fatalf("another process's registration under the name: %v, want ErrInstanceTaken", err)
 	}
 }
+
+// An instance giving work up (a rebalance) stops acting on it first, then
+// lets its daemon finish what it did for it (Quiesce), and only then
+// releases the leases: while Quiesce runs, the leases are still its own,
+// so the instance taking the work cannot act on it yet.
+func TestWorkGivenUpIsReleasedOnlyAfterTheDaemonQuiesced(t *testing.T) {
+	url, bus := eventstest.Server(t)
+	items := natsbus.PartitionItems(4)
+	type seen struct{ acting, leased int }
+	calls := make(chan seen, 8)
+	var a *natsbus.Instance
+	a, err := bus.Join(context.Background(), natsbus.InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: time.Second,
+		Quiesce: func(ctx context.Context) {
+			_, leases, _, err := bus.Instances(ctx)
+			if err != nil {
+				t.Error(err)
+			}
+			held := 0
+			for _, l := range leases {
+				if l.Instance == "a" {
+					held++
+				}
+			}
+			calls <- seen{acting: a.Holds(), leased: held}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, a, items)
+	waitFor(t, "a to own every partition", func() bool { return len(a.Owned()) == 4 })
+	b, err := join(t, eventstest.Connect(t, url), "b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, b, items)
+	select {
+	case got := <-calls:
+		if got != (seen{acting: 2, leased: 4}) {
+			t.Errorf("while quiescing: a acts on %d partitions and holds %d leases; want 2 and 4", got.acting, got.leased)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a gave partitions up without quiescing")
+	}
+	waitFor(t, "a and b to hold 2 each", func() bool { return len(a.Owned()) == 2 && len(b.Owned()) == 2 })
+}

@@ -138,3 +138,18 @@ func (in *Instance) Live() []string {
 	}
 	return nil
 }
+
+// quiesce lets the daemon finish what it did for the work being given up
+// before the leases go (InstanceOptions.Quiesce): schedulerd returns once
+// its running decision is over and every event published is stored, so
+// that the instance taking the work never decides again what this one
+// decided (an orderly hand-off: a rebalance, a leave). It waits at most a
+// third of a lease, so the leases still held are renewed in time.
+func (in *Instance) quiesce(ctx context.Context) {
+	if in.opts.Quiesce == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, max(in.lease/3, 100*time.Millisecond))
+	defer cancel()
+	in.opts.Quiesce(ctx)
+}
