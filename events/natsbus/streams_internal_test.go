@@ -18,18 +18,19 @@ func storageLimit(bytes int64) EmbeddedOption {
 	return func(o *server.Options) error { o.JetStreamMaxStore = bytes; return nil }
 }
 
-// A server whose storage holds every stream's cap once, not twice, is
-// what a daemon restarting on a disk with less than twice the caps free
-// meets: the streams are there, and ensuring them again must change
-// nothing and ask for no storage. It used to ask to create them again,
-// which the server refused as "insufficient storage resources", taken
-// for a cluster still forming and tried again for a minute.
-func TestStreamsEnsuredAgainOnAServerThatHoldsTheirCapsOnlyOnceAreLeftAlone(t *testing.T) {
+// streamCaps is what the catalogue's streams reserve.
+func streamCaps() int64 {
 	var caps int64
 	for _, s := range events.Streams {
 		caps += s.MaxBytes
 	}
-	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil, storageLimit(caps+caps/10))
+	return caps
+}
+
+// limitedServer starts a server whose storage holds bytes, and connects.
+func limitedServer(t *testing.T, bytes int64) (*Embedded, *Bus) {
+	t.Helper()
+	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil, storageLimit(bytes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,6 +40,18 @@ func TestStreamsEnsuredAgainOnAServerThatHoldsTheirCapsOnlyOnceAreLeftAlone(t *t
 		t.Fatal(err)
 	}
 	t.Cleanup(bus.Close)
+	return srv, bus
+}
+
+// A server whose storage holds every stream's cap once, not twice, is
+// what a daemon restarting on a disk with less than twice the caps free
+// meets: the streams are there, and ensuring them again must change
+// nothing and ask for no storage. It used to ask to create them again,
+// which the server refused as "insufficient storage resources", taken
+// for a cluster still forming and tried again for a minute.
+func TestStreamsEnsuredAgainOnAServerThatHoldsTheirCapsOnlyOnceAreLeftAlone(t *testing.T) {
+	caps := streamCaps()
+	_, bus := limitedServer(t, caps+caps/10)
 	for i := range 2 {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := bus.EnsureStreams(ctx)
@@ -57,18 +70,9 @@ func TestStreamsEnsuredAgainOnAServerThatHoldsTheirCapsOnlyOnceAreLeftAlone(t *t
 		}
 	}
 	// A stream that does not fit at all is refused at once, saying why.
-	small, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil, storageLimit(caps/2))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(small.Shutdown)
-	full, err := Connect(context.Background(), small.URL(), Options{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(full.Close)
+	_, full := limitedServer(t, caps/2)
 	start := time.Now()
-	err = full.EnsureStreams(context.Background())
+	err := full.EnsureStreams(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "free disk space") {
 		t.Fatalf("streams beyond the server's storage: want a refusal saying to free disk space, got %v", err)
 	}
@@ -82,15 +86,8 @@ func TestStreamsEnsuredAgainOnAServerThatHoldsTheirCapsOnlyOnceAreLeftAlone(t *t
 // another, even where the server refuses their creation as insufficient
 // storage rather than as a name in use (its storage holds each cap once).
 func TestDaemonsEnsuringTheStreamsTogetherAllSucceed(t *testing.T) {
-	var caps int64
-	for _, s := range events.Streams {
-		caps += s.MaxBytes
-	}
-	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil, storageLimit(caps+caps/10))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
+	caps := streamCaps()
+	srv, _ := limitedServer(t, caps+caps/10)
 	const daemons = 4
 	errs := make(chan error, daemons)
 	for i := range daemons {
@@ -116,10 +113,7 @@ func TestDaemonsEnsuringTheStreamsTogetherAllSucceed(t *testing.T) {
 // stream's cap with a quarter to spare, so that its start is not refused
 // on a small disk; on a large one it is nats-server's own default.
 func TestAServersStorageLimitHoldsEveryStreamsCap(t *testing.T) {
-	var caps int64
-	for _, s := range events.Streams {
-		caps += s.MaxBytes
-	}
+	caps := streamCaps()
 	dir := t.TempDir()
 	got := jetStreamStore(dir)
 	if got < caps+caps/4 {
