@@ -227,17 +227,22 @@ func TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing(t *test
 		t.Fatal(err)
 	}
 	t.Cleanup(bus.Close)
-	apply := func(n int) {
+	// Each apply waits up to a minute for policyd's confirmation; the one
+	// made while a node is frozen three: a daemon whose connection was to
+	// that node waits for it to be found stale, then for its lease to be
+	// held again and its partitions republished (20 s on a quiet machine,
+	// past the minute twice in CI runs under the whole suite's load).
+	apply := func(n int, timeout string) {
 		t.Helper()
 		began := time.Now()
-		out, errs, code := s.cli("apply", "-f", s.write(fmt.Sprintf("ha-%d.yaml", n), deployments(ns, 0, n*batch)))
+		out, errs, code := s.cli("apply", "--timeout", timeout, "-f", s.write(fmt.Sprintf("ha-%d.yaml", n), deployments(ns, 0, n*batch)))
 		if code != 0 {
 			t.Fatalf("apply %d: exit %d\nstdout: %s\nstderr: %s", n, code, out, errs)
 		}
 		t.Logf("apply %d confirmed in %s%s", n, time.Since(began).Round(10*time.Millisecond), errs)
 	}
 
-	apply(1)
+	apply(1, "1m")
 	leader, err := leaderOf(bus, events.StreamPlacement)
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +251,7 @@ func TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing(t *test
 	killed := time.Now()
 	l := newLeader(t, bus, events.StreamPlacement, leader)
 	t.Logf("placement leader %s killed; %s elected in %s", leader, l, time.Since(killed).Round(10*time.Millisecond))
-	apply(2)
+	apply(2, "1m")
 	nats.run("start", leader)
 
 	leader = l
@@ -254,10 +259,10 @@ func TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing(t *test
 	froze := time.Now()
 	l = newLeader(t, bus, events.StreamPlacement, leader)
 	t.Logf("placement leader %s frozen; %s elected in %s", leader, l, time.Since(froze).Round(10*time.Millisecond))
-	apply(3)
+	apply(3, "3m")
 	time.Sleep(time.Until(froze.Add(frozen)))
 	nats.signal(leader, syscall.SIGCONT)
-	apply(4)
+	apply(4, "1m")
 
 	eventually(t, 60*time.Second, fmt.Sprintf("all %d templates placed on the three members", 4*batch), func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
