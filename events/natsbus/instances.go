@@ -523,7 +523,8 @@ func (in *Instance) Nudge() {
 func (in *Instance) leave() {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	// Two seconds for the deletes beside what quiesce may take.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second+quiesceBudget(in.lease))
 	defer cancel()
 	held := in.owned
 	in.owned = map[string]uint64{}

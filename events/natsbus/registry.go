@@ -149,7 +149,10 @@ func (in *Instance) quiesce(ctx context.Context) {
 	if in.opts.Quiesce == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, max(in.lease/3, 100*time.Millisecond))
+	ctx, cancel := context.WithTimeout(ctx, quiesceBudget(in.lease))
 	defer cancel()
 	in.opts.Quiesce(ctx)
 }
+
+// quiesceBudget is the longest quiesce waits.
+func quiesceBudget(lease time.Duration) time.Duration { return max(lease/3, 100*time.Millisecond) }
