@@ -163,11 +163,6 @@ func (d *Daemon) Run(ctx context.Context) error {
 					d.deps.Log.Warn("capacity ledger", zap.Error(err))
 				}
 			}
-			if len(gained) > 0 {
-				// Perhaps taken from an instance that died: its share of
-				// the ledger stops counting.
-				d.h.RecountLedger()
-			}
 			d.takeOver(ctx, gained, n)
 		})
 	})

@@ -81,17 +81,14 @@ type ledgerShare struct {
 	Until    time.Time                     `json:"until"`
 }
 
-// countsUntil says until when another instance's share counts, as seen
-// at now (zero: it does not count now).
-type countsUntil func(name string, s ledgerShare, now time.Time) time.Time
-
-// others sums the shares of every instance but self that count at now,
-// and returns the earliest time one of them stops counting (zero: none).
-func (e ledgerEntry) others(self string, now time.Time, counts countsUntil) (map[corev1.ResourceName]int64, time.Time) {
+// others sums the shares of every instance but self that count at now
+// (peers.counts), and returns the earliest time one of them stops counting
+// (zero: none).
+func (e ledgerEntry) others(self string, now time.Time, peers LedgerPeers) (map[corev1.ResourceName]int64, time.Time) {
 	var sum map[corev1.ResourceName]int64
 	var next time.Time
 	for name, s := range e.Shares {
-		end := counts(name, s, now)
+		end := peers.counts(name, s, now)
 		if name == self || end.IsZero() {
 			continue
 		}
@@ -111,10 +108,10 @@ func (e ledgerEntry) others(self string, now time.Time, counts countsUntil) (map
 // with is e with self's share set to reserved (removed when nothing is
 // reserved), expiring ReservationTTL after now, and the shares that no
 // longer count dropped.
-func (e ledgerEntry) with(self string, reserved map[corev1.ResourceName]int64, now time.Time, counts countsUntil) ledgerEntry {
+func (e ledgerEntry) with(self string, reserved map[corev1.ResourceName]int64, now time.Time, peers LedgerPeers) ledgerEntry {
 	out := ledgerEntry{Shares: make(map[string]ledgerShare, len(e.Shares)+1)}
 	for name, s := range e.Shares {
-		if name != self && !counts(name, s, now).IsZero() {
+		if name != self && !peers.counts(name, s, now).IsZero() {
 			out.Shares[name] = s
 		}
 	}
@@ -123,9 +120,6 @@ func (e ledgerEntry) with(self string, reserved map[corev1.ResourceName]int64, n
 	}
 	return out
 }
-
-// unexpired: a share counts until it expires (instances unknown).
-func unexpired(_ string, s ledgerShare, now time.Time) time.Time { return unexpiredEnd(s.Until, now) }
 
 // LedgerPeers is what the ledger knows of the other instances: Alone
 // reports that this instance holds every partition (its placements need no
@@ -138,24 +132,18 @@ type LedgerPeers struct {
 	Lease time.Duration
 }
 
-// counts is a countsUntil: another instance's share counts until it
-// expires, and, when its instance is not registered, no longer than a lease
-// period after it was written.
+// counts says until when another instance's share counts, as seen at now
+// (zero: it does not count now): until it expires, and, when its instance
+// is not registered, no longer than a lease period after it was written.
 func (p LedgerPeers) counts(name string, s ledgerShare, now time.Time) time.Time {
 	end := s.Until
-	if p.Live == nil {
-		return unexpiredEnd(end, now)
-	}
-	if live := p.Live(); live != nil && !slices.Contains(live, name) {
-		if gone := s.Until.Add(p.Lease - ReservationTTL); gone.Before(end) {
-			end = gone
+	if p.Live != nil {
+		if live := p.Live(); live != nil && !slices.Contains(live, name) {
+			if gone := s.Until.Add(p.Lease - ReservationTTL); gone.Before(end) {
+				end = gone
+			}
 		}
 	}
-	return unexpiredEnd(end, now)
-}
-
-// unexpiredEnd is end, or zero when it has passed at now.
-func unexpiredEnd(end, now time.Time) time.Time {
 	if !end.After(now) {
 		return time.Time{}
 	}
@@ -240,7 +228,7 @@ func (l *ledger) seen(rs *reservations, cluster string, value []byte, rev uint64
 // share gives the reservations cluster's shared figure: the other
 // instances' unexpired shares.
 func (l *ledger) share(rs *reservations, cluster string, now time.Time) {
-	sum, next := l.entries[cluster].others(l.self, now, l.peers.counts)
+	sum, next := l.entries[cluster].others(l.self, now, l.peers)
 	rs.setShared(cluster, sum)
 	if !next.IsZero() && (l.nextExpiry.IsZero() || next.Before(l.nextExpiry)) {
 		l.nextExpiry = next
@@ -249,8 +237,8 @@ func (l *ledger) share(rs *reservations, cluster string, now time.Time) {
 
 // expire drops from the shared figures the other instances' shares that
 // no longer count at now: expired, or their instance no longer registered
-// (noticed here whenever the registered instances changed, whichever
-// instance takes the dead one's partitions).
+// (noticed here, before every decision, whenever the registered instances
+// changed).
 func (l *ledger) expire(rs *reservations, now time.Time) {
 	if l.peers.Live != nil {
 		if live := l.peers.Live(); !slices.Equal(live, l.live) {
@@ -347,7 +335,7 @@ func (l *ledger) covers(cluster string, total map[corev1.ResourceName]int64, now
 // write stores this instance's share of cluster at the revision seen; on
 // a conflict it reads the entry again and returns errLedgerMoved.
 func (l *ledger) write(ctx context.Context, rs *reservations, cluster string, reserved map[corev1.ResourceName]int64, now time.Time) error {
-	e := l.entries[cluster].with(l.self, reserved, now, l.peers.counts)
+	e := l.entries[cluster].with(l.self, reserved, now, l.peers)
 	data, err := events.MarshalJSON(e)
 	if err != nil {
 		return fmt.Errorf("ledger %s: %w", cluster, err)
@@ -417,17 +405,6 @@ func (h *Handler) SetLedger(store LedgerStore, self string, peers LedgerPeers) {
 		return
 	}
 	h.ledger.use(store, self, peers)
-}
-
-// RecountLedger derives the other instances' shares again: the registered
-// instances changed (one that died stops counting).
-func (h *Handler) RecountLedger() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.ledger.store != nil {
-		h.ledger.nextExpiry = h.now()
-		h.ledger.expire(&h.reserved, h.now())
-	}
 }
 
 // LedgerSeen takes in a cluster's ledger entry at rev as the watch

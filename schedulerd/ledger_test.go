@@ -105,7 +105,7 @@ func TestALedgerEntryCountsTheOtherInstancesUnexpiredShares(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, next := tt.entry.others("a", now, unexpired)
+			got, next := tt.entry.others("a", now, LedgerPeers{})
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("others' total (-want +got):\n%s", diff)
 			}
@@ -158,16 +158,9 @@ func TestAShareOfAnInstanceNoLongerRegisteredStopsCountingALeaseAfterItWasWritte
 }
 
 // An instance that died holding capacity in the ledger stops holding it
-// once this one sees it unregistered, not five minutes later when its
-// share would expire: at once when this instance takes its partitions
-// (RecountLedger), else at its next decision.
+// once this one sees it unregistered, at its next decision, not five
+// minutes later when its share would expire.
 func TestADeadInstancesShareFreesItsRoomWhenTheLedgerIsRecounted(t *testing.T) {
-	for _, recount := range []bool{true, false} {
-		t.Run(fmt.Sprintf("recounted: %t", recount), func(t *testing.T) { deadInstancesShare(t, recount) })
-	}
-}
-
-func deadInstancesShare(t *testing.T, recount bool) {
 	clk := &testClock{t: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
 	h, rec, f := ledgerHandler(t, clk)
 	live := []string{"a", "b"}
@@ -183,9 +176,6 @@ func deadInstancesShare(t *testing.T, recount bool) {
 	}
 	// b dies; a fresh template sees cluster1's room without b's share.
 	live = []string{"a"}
-	if recount {
-		h.RecountLedger()
-	}
 	if err := h.Handle(context.Background(), ev(t, events.TypeBindingChanged, dynamicBinding("y", 8, 1))); err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +211,7 @@ func TestWritingAShareReplacesThisInstancesAndDropsExpiredOnes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, old.with("a", tt.reserved, now, unexpired)); diff != "" {
+			if diff := cmp.Diff(tt.want, old.with("a", tt.reserved, now, LedgerPeers{})); diff != "" {
 				t.Errorf("entry (-want +got):\n%s", diff)
 			}
 		})
