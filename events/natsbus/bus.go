@@ -188,7 +188,7 @@ func (b *Bus) StreamReplicas() int { return b.replicas }
 // more it has: an existing stream is scaled up in place, never down.
 func (b *Bus) EnsureStreams(ctx context.Context) error {
 	for _, s := range b.streams {
-		if err := b.ensureStream(ctx, b.streamConfig(ctx, s)); err != nil {
+		if err := b.ensureStream(ctx, b.streamConfig(s)); err != nil {
 			return fmt.Errorf("stream %s: %w", s.Name, err)
 		}
 	}
@@ -196,8 +196,8 @@ func (b *Bus) EnsureStreams(ctx context.Context) error {
 }
 
 // streamConfig is the configuration EnsureStreams gives a stream of the
-// catalogue.
-func (b *Bus) streamConfig(ctx context.Context, s events.StreamSpec) jetstream.StreamConfig {
+// catalogue (ensureStream keeps the more copies an existing one has).
+func (b *Bus) streamConfig(s events.StreamSpec) jetstream.StreamConfig {
 	return jetstream.StreamConfig{
 		Name:              s.Name,
 		Description:       s.Doc,
@@ -208,7 +208,7 @@ func (b *Bus) streamConfig(ctx context.Context, s events.StreamSpec) jetstream.S
 		MaxBytes:          s.MaxBytes,
 		Duplicates:        5 * time.Minute,
 		Discard:           discardPolicy(s),
-		Replicas:          b.replicasOf(ctx, s.Name),
+		Replicas:          b.replicas,
 	}
 }
 

@@ -257,10 +257,12 @@ func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) erro
 		} else if err != nil {
 			return err
 		}
-		if sameStreamConfig(st.CachedInfo().Config, cfg) {
+		have, want := st.CachedInfo().Config, cfg
+		want.Replicas = max(want.Replicas, have.Replicas) // scaled up, never down
+		if sameStreamConfig(have, want) {
 			return nil
 		}
-		_, err = b.js.UpdateStream(ctx, cfg)
+		_, err = b.js.UpdateStream(ctx, want)
 		return err
 	})
 	if isInsufficientStorage(err) {

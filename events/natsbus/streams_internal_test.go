@@ -65,7 +65,7 @@ func TestStreamsEnsuredAgainOnAServerThatHoldsTheirCapsOnlyOnceAreLeftAlone(t *t
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := bus.streamConfig(context.Background(), s); !sameStreamConfig(st.CachedInfo().Config, want) {
+		if want := bus.streamConfig(s); !sameStreamConfig(st.CachedInfo().Config, want) {
 			t.Errorf("%s: the server's config is not what EnsureStreams asks for, so every start updates it:\nhave %+v\nwant %+v", s.Name, st.CachedInfo().Config, want)
 		}
 	}
