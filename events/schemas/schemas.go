@@ -87,8 +87,7 @@ func mapType(t reflect.Type) *jsonschema.Schema {
 	case metaTime:
 		return &jsonschema.Schema{Type: "string", Format: "date-time"}
 	case scores:
-		return &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "integer"},
-			Description: "score by feasible cluster; a feasible cluster missing scored 0"}
+		return &jsonschema.Schema{Type: "object", AdditionalProperties: &jsonschema.Schema{Type: "integer"}} // by cluster (docs/events.md)
 	case intOrStr:
 		return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Type: "integer"}, {Type: "string"}}}
 	case object:
