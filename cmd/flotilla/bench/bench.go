@@ -32,6 +32,7 @@ type benchOptions struct {
 	rate       int
 	timeout    time.Duration
 	cpuProfile string
+	memProfile string
 	logLevel   string
 	// instances is how many policyd and how many schedulerd processes run.
 	instances int
@@ -135,6 +136,7 @@ latest placement of every template is read back and counted.`,
 	c.Flags().StringVar(&o.daemons, "daemons", "process", "run policyd and schedulerd as child processes (process) or in this process (inprocess)")
 	c.Flags().IntVar(&o.rate, "rate", 0, "templates published per second (0: as fast as the bus takes them)")
 	c.Flags().DurationVar(&o.timeout, "timeout", 5*time.Minute, "give up when the last placement has not been stored by then")
+	c.Flags().StringVar(&o.memProfile, "memprofile", "", "with --daemons inprocess: write an allocation profile of this process (daemons included) to this file when the last placement is stored")
 	c.Flags().StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured run to this file (with --daemons process, each daemon also writes its whole run to FILE.policyd and FILE.schedulerd)")
 	c.Flags().IntVar(&o.instances, "instances", 1, "policyd and schedulerd processes of each (with --daemons process)")
 	c.Flags().IntVar(&o.streamReplicas, "stream-replicas", 0, "copies of each stream and bucket (default: 3 on a cluster of three or more nodes, else 1)")
@@ -233,6 +235,9 @@ func (o *benchOptions) validate() error {
 	}
 	if o.instances < 1 {
 		errs = append(errs, errors.New("--instances: must be at least 1"))
+	}
+	if o.memProfile != "" && o.daemons != "inprocess" {
+		errs = append(errs, errors.New("--memprofile: needs --daemons inprocess (the daemons' allocations are in their own processes otherwise)"))
 	}
 	if o.instances > 1 && o.daemons != "process" {
 		errs = append(errs, errors.New("--instances: more than one needs --daemons process"))
@@ -415,6 +420,11 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
+	if o.memProfile != "" {
+		if err := writeAllocProfile(o.memProfile); err != nil {
+			return nil, err
+		}
+	}
 	res.Memory = ds.memory()
 	cpuAfter := ds.cpu()
 	total := 0.0
@@ -552,3 +562,17 @@ func loadavg() string {
 }
 
 // ---- the simulated world ----
+
+// writeAllocProfile writes the process's allocation profile (every
+// allocation since it started, sampled) to path.
+func writeAllocProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
