@@ -127,6 +127,30 @@ func (s *system) stopAll() {
 			s.t.Logf("---- %s log (tail) ----\n%s", n, tail(string(b), 3000))
 		}
 	}
+	s.keepLogs()
+}
+
+// keepLogs copies every process's whole log to
+// $FLOTILLA_E2E_LOGS/<test name>/ when that is set (the test's own
+// directory is removed with it; a failure prints only the tails).
+func (s *system) keepLogs() {
+	root := os.Getenv("FLOTILLA_E2E_LOGS")
+	if root == "" {
+		return
+	}
+	dir := filepath.Join(root, strings.ReplaceAll(s.t.Name(), "/", "_"))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		s.t.Logf("keeping logs: %v", err)
+		return
+	}
+	for n := range s.procs {
+		if b, err := os.ReadFile(filepath.Join(s.dir, n+".log")); err == nil {
+			if err := os.WriteFile(filepath.Join(dir, n+".log"), b, 0o644); err != nil {
+				s.t.Logf("keeping logs: %v", err)
+			}
+		}
+	}
+	s.t.Logf("logs kept in %s", dir)
 }
 
 func tail(s string, n int) string {

@@ -1,6 +1,7 @@
 package natsbus
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -86,6 +87,9 @@ type Instance struct {
 	peers   atomic.Pointer[[]string] // Live's answer
 	// nudge asks Run for a round now (Nudge).
 	nudge chan struct{}
+	// failingSince: the first of the rounds failing in a row (zero: the
+	// last one renewed).
+	failingSince time.Time
 }
 
 // Join registers an instance of a daemon, refusing a name a live instance
@@ -324,30 +328,41 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	if !round.Before(in.validUntil) { // Owns said no meanwhile: held items count as gained again
 		before = map[string]bool{}
 	}
-	ok := true
-	for w, rev := range in.owned {
-		nrev, err := in.write(ctx, in.leases, in.leaseKey(w), []byte(in.opts.Instance), rev, in.holdsName)
+	// Every lease is renewed at once, and the renewals and the
+	// registration's share a third of a lease (one round's period): while
+	// the buckets' stream has no leader (its node frozen, a new one not
+	// yet elected) each write waits the client's 5 s, and a round renewing
+	// 16 leases one after another took 80 s, so an instance that could
+	// write again was held off its partitions for a minute more.
+	renew, cancel := context.WithTimeout(ctx, in.lease/3)
+	defer cancel()
+	var failed error
+	for w, r := range in.renewLeases(renew) {
 		switch {
-		case err == nil:
-			in.owned[w] = nrev
-		case conflict(err):
+		case r.err == nil:
+			in.owned[w] = r.rev
+		case conflict(r.err):
 			delete(in.owned, w) // expired and taken by another
 		default:
-			ok = false
+			failed = fmt.Errorf("lease %s: %w", w, r.err)
 		}
 	}
-	if err := in.renewRegistration(ctx); err != nil {
+	if err := in.renewRegistration(renew); err != nil {
 		if errors.Is(err, ErrInstanceTaken) {
 			in.owned = map[string]uint64{}
 			in.publish()
 			return nil, sortedKeys(before), err
 		}
-		ok = false
+		failed = cmp.Or(failed, fmt.Errorf("registration: %w", err))
 	}
-	if ok {
+	in.report(round, failed)
+	if failed == nil {
 		in.validUntil = round.Add(in.lease)
 		clear(in.pending) // held a whole round: whoever had them is done
-		in.share(ctx, work)
+		// Bounded like the renewals, with room for a release's quiesce.
+		sctx, cancel := context.WithTimeout(ctx, in.lease/3+quiesceBudget(in.lease))
+		in.share(sctx, work)
+		cancel()
 	} else if !round.Before(in.validUntil) {
 		in.owned = map[string]uint64{} // cut off longer than a lease: another owns them now
 	}
@@ -366,6 +381,22 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	slices.SortFunc(lost, events.CompareWork)
 	in.publish()
 	return gained, lost, nil
+}
+
+// report logs the first round of a failing streak, and the round that
+// renews again after one: an operator sees when an instance stopped being
+// sure of its work, and when it was again.
+func (in *Instance) report(round time.Time, failed error) {
+	log := in.bus.log.With(zap.String("daemon", in.opts.Daemon), zap.String("instance", in.opts.Instance))
+	switch {
+	case failed != nil && in.failingSince.IsZero():
+		in.failingSince = round
+		log.Warn("leases not renewed: acting on held work until the lease runs out, then on none until renewed",
+			zap.Time("until", in.validUntil), zap.Error(failed))
+	case failed == nil && !in.failingSince.IsZero():
+		log.Info("leases renewed again", zap.Duration("after", round.Sub(in.failingSince).Round(time.Millisecond)))
+		in.failingSince = time.Time{}
+	}
 }
 
 // share takes free items up to the fair share and releases the surplus.
@@ -540,58 +571,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.SortFunc(out, events.CompareWork)
 	return out
-}
-
-// write stores value at key if its revision is still rev (0: if absent).
-// A conflict whose stored value is this instance's own (ours) is its own
-// write whose reply was lost (a node killed, a leader changing): that
-// revision is adopted and the write made again. A key expired meanwhile is
-// made again; only someone else's value is a conflict.
-func (in *Instance) write(ctx context.Context, kv jetstream.KeyValue, key string, value []byte, rev uint64, ours func([]byte) bool) (uint64, error) {
-	put := func(rev uint64) (uint64, error) {
-		if rev == 0 {
-			return kv.Create(ctx, key, value)
-		}
-		return kv.Update(ctx, key, value, rev)
-	}
-	for try := 1; ; try++ {
-		n, err := put(rev)
-		if !conflict(err) {
-			return n, err
-		}
-		e, gerr := kv.Get(ctx, key)
-		switch {
-		case errors.Is(gerr, jetstream.ErrKeyNotFound): // expired: an update names a revision gone
-			rev = 0
-		case gerr != nil: // cannot tell now: not a conflict, the next round asks again
-			return 0, gerr
-		case !ours(e.Value()):
-			return 0, err
-		default:
-			rev = e.Revision()
-		}
-		if try == 3 {
-			// Ours (or gone) when read, yet refused when written: the reads
-			// come from a replica behind the bucket's leader (a node frozen
-			// or just back). Not a conflict: the next round asks again.
-			return 0, fmt.Errorf("%s: this instance's own, yet its writes are refused (a replica behind the leader?): %v", key, err)
-		}
-	}
-}
-
-// conflict reports a compare-and-set refused because the key holds another
-// revision than the one given, or exists when it was to be created.
-func conflict(err error) bool {
-	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)
-}
-
-// holdsName reports a lease or slot value naming this instance (names are
-// unique among live instances: the registration sees to it).
-func (in *Instance) holdsName(v []byte) bool { return string(v) == in.opts.Instance }
-
-// isThisProcess reports a registration record written by this very process,
-// not by an earlier one under the same name.
-func (in *Instance) isThisProcess(v []byte) bool {
-	var r events.InstanceRecord
-	return json.Unmarshal(v, &r) == nil && r.Instance == in.opts.Instance && r.Started.Equal(in.started)
 }

@@ -1,0 +1,93 @@
+package natsbus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flotilla-io/flotilla/events"
+)
+
+// Writes of leases, slots and registrations: every one a compare-and-set
+// that tells a lost reply of its own from someone else's value.
+
+// renewal is one lease's renewal: its new revision, or why not.
+type renewal struct {
+	rev uint64
+	err error
+}
+
+// renewLeases writes every held lease again, all at once, under ctx.
+func (in *Instance) renewLeases(ctx context.Context) map[string]renewal {
+	out := make(map[string]renewal, len(in.owned))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w, rev := range in.owned {
+		wg.Go(func() {
+			nrev, err := in.write(ctx, in.leases, in.leaseKey(w), []byte(in.opts.Instance), rev, in.holdsName)
+			mu.Lock()
+			out[w] = renewal{nrev, err}
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// write stores value at key if its revision is still rev (0: if absent).
+// A conflict whose stored value is this instance's own (ours) is its own
+// write whose reply was lost (a node killed, a leader changing): that
+// revision is adopted and the write made again. A key expired meanwhile is
+// made again; only someone else's value is a conflict.
+func (in *Instance) write(ctx context.Context, kv jetstream.KeyValue, key string, value []byte, rev uint64, ours func([]byte) bool) (uint64, error) {
+	put := func(rev uint64) (uint64, error) {
+		if rev == 0 {
+			return kv.Create(ctx, key, value)
+		}
+		return kv.Update(ctx, key, value, rev)
+	}
+	for try := 1; ; try++ {
+		n, err := put(rev)
+		if !conflict(err) {
+			return n, err
+		}
+		e, gerr := kv.Get(ctx, key)
+		switch {
+		case errors.Is(gerr, jetstream.ErrKeyNotFound): // expired: an update names a revision gone
+			rev = 0
+		case gerr != nil: // cannot tell now: not a conflict, the next round asks again
+			return 0, gerr
+		case !ours(e.Value()):
+			return 0, err
+		default:
+			rev = e.Revision()
+		}
+		if try == 3 {
+			// Ours (or gone) when read, yet refused when written: the reads
+			// come from a replica behind the bucket's leader (a node frozen
+			// or just back). Not a conflict: the next round asks again.
+			return 0, fmt.Errorf("%s: this instance's own, yet its writes are refused (a replica behind the leader?): %v", key, err)
+		}
+	}
+}
+
+// conflict reports a compare-and-set refused because the key holds another
+// revision than the one given, or exists when it was to be created.
+func conflict(err error) bool {
+	return errors.Is(err, jetstream.ErrKeyRevisionMismatch) || errors.Is(err, jetstream.ErrKeyExists)
+}
+
+// holdsName reports a lease or slot value naming this instance (names are
+// unique among live instances: the registration sees to it).
+func (in *Instance) holdsName(v []byte) bool { return string(v) == in.opts.Instance }
+
+// isThisProcess reports a registration record written by this very process,
+// not by an earlier one under the same name.
+func (in *Instance) isThisProcess(v []byte) bool {
+	var r events.InstanceRecord
+	return json.Unmarshal(v, &r) == nil && r.Instance == in.opts.Instance && r.Started.Equal(in.started)
+}

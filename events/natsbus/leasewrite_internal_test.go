@@ -1,0 +1,108 @@
+package natsbus
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// stalledBucket is a bucket whose stream has no leader: every write waits
+// until its context ends (the client's own 5 s timeout is the only bound
+// in production). It counts the writes in flight.
+type stalledBucket struct {
+	jetstream.KeyValue
+	mu                 sync.Mutex
+	inFlight, mostSeen int
+	deadlines          []bool
+}
+
+func (s *stalledBucket) wait(ctx context.Context) (uint64, error) {
+	_, has := ctx.Deadline()
+	s.mu.Lock()
+	s.inFlight++
+	s.mostSeen = max(s.mostSeen, s.inFlight)
+	s.deadlines = append(s.deadlines, has)
+	s.mu.Unlock()
+	<-ctx.Done()
+	s.mu.Lock()
+	s.inFlight--
+	s.mu.Unlock()
+	return 0, ctx.Err()
+}
+
+func (s *stalledBucket) Update(ctx context.Context, _ string, _ []byte, _ uint64) (uint64, error) {
+	return s.wait(ctx)
+}
+
+func (s *stalledBucket) Create(ctx context.Context, _ string, _ []byte, _ ...jetstream.KVCreateOpt) (uint64, error) {
+	return s.wait(ctx)
+}
+
+// While the buckets cannot answer, a round renews every lease at once
+// under one deadline and ends; it does not renew them one after another,
+// each waiting its own timeout (16 × 5 s held a daemon off its partitions
+// for a minute after the bucket's stream had a leader again, in the e2e
+// that freezes a NATS node). The partitions stay held until the lease
+// runs out, and the first round that can write again keeps them.
+func TestARoundWhileTheBucketsCannotAnswerRenewsEveryLeaseAtOnceAndEnds(t *testing.T) {
+	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Shutdown)
+	bus, err := Connect(context.Background(), srv.URL(), Options{Name: t.Name()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(bus.Close)
+	in, err := bus.Join(context.Background(), InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := PartitionItems(4)
+	if _, _, err := in.Balance(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
+
+	leases, reg := in.leases, in.reg
+	stalled := &stalledBucket{KeyValue: leases}
+	in.leases, in.reg = stalled, &stalledBucket{KeyValue: reg}
+	ended := make(chan error, 1)
+	var lost []string
+	go func() {
+		var err error
+		_, lost, err = in.Balance(context.Background(), items)
+		ended <- err
+	}()
+	select {
+	case err := <-ended:
+		if err != nil {
+			t.Fatalf("a round that could not write: %v, want no error (the next round asks again)", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a round whose writes cannot be answered never ended")
+	}
+	if stalled.mostSeen != len(items) {
+		t.Errorf("lease renewals in flight at once: %d, want all %d", stalled.mostSeen, len(items))
+	}
+	for i, has := range stalled.deadlines {
+		if !has {
+			t.Errorf("renewal %d had no deadline", i)
+		}
+	}
+	if len(lost) != 0 || !in.Owns(items[0]) {
+		t.Errorf("after one round that could not write: lost %v, owns %s %t; want nothing lost within the lease", lost, items[0], in.Owns(items[0]))
+	}
+
+	in.leases, in.reg = leases, reg
+	if _, lost, err := in.Balance(context.Background(), items); err != nil || len(lost) != 0 {
+		t.Fatalf("the round once the buckets answer again: lost %v, err %v", lost, err)
+	}
+	if diff := cmp.Diff(items, in.Owned()); diff != "" {
+		t.Errorf("held once the buckets answer again (-want +got):\n%s", diff)
+	}
+}
