@@ -49,16 +49,7 @@ func (s *stalledBucket) Create(ctx context.Context, _ string, _ []byte, _ ...jet
 // that freezes a NATS node). The partitions stay held until the lease
 // runs out, and the first round that can write again keeps them.
 func TestARoundWhileTheBucketsCannotAnswerRenewsEveryLeaseAtOnceAndEnds(t *testing.T) {
-	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	bus, err := Connect(context.Background(), srv.URL(), Options{Name: t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(bus.Close)
+	_, bus := testServer(t)
 	in, err := bus.Join(context.Background(), InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: 3 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,13 @@ func streamCaps() int64 {
 // limitedServer starts a server whose storage holds bytes, and connects.
 func limitedServer(t *testing.T, bytes int64) (*Embedded, *Bus) {
 	t.Helper()
-	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil, storageLimit(bytes))
+	return testServer(t, storageLimit(bytes))
+}
+
+// testServer starts an embedded server with opts, and connects.
+func testServer(t *testing.T, opts ...EmbeddedOption) (*Embedded, *Bus) {
+	t.Helper()
+	srv, err := StartEmbedded("127.0.0.1:0", t.TempDir(), nil, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
