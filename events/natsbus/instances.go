@@ -87,9 +87,10 @@ type Instance struct {
 	peers   atomic.Pointer[[]string] // Live's answer
 	// nudge asks Run for a round now (Nudge).
 	nudge chan struct{}
-	// failingSince: the first of the rounds failing in a row (zero: the
-	// last one renewed).
-	failingSince time.Time
+	// failingSince: per step of a round ("renewing", "sharing"), the first
+	// of the rounds in which it failed in a row (absent: the last one
+	// succeeded).
+	failingSince map[string]time.Time
 }
 
 // Join registers an instance of a daemon, refusing a name a live instance
@@ -117,7 +118,7 @@ func (b *Bus) Join(ctx context.Context, o InstanceOptions) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", InstancesBucket, err)
 	}
-	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}, pending: map[string]bool{}, nudge: make(chan struct{}, 1)}
+	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}, pending: map[string]bool{}, nudge: make(chan struct{}, 1), failingSince: map[string]time.Time{}}
 	rev, err := in.register(ctx)
 	if err != nil {
 		return nil, err
@@ -355,13 +356,13 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 		}
 		failed = cmp.Or(failed, fmt.Errorf("registration: %w", err))
 	}
-	in.report(round, failed)
+	in.report("renewing", round, failed)
 	if failed == nil {
 		in.validUntil = round.Add(in.lease)
 		clear(in.pending) // held a whole round: whoever had them is done
 		// Bounded like the renewals, with room for a release's quiesce.
 		sctx, cancel := context.WithTimeout(ctx, in.lease/3+quiesceBudget(in.lease))
-		in.share(sctx, work)
+		in.report("sharing", round, in.share(sctx, work))
 		cancel()
 	} else if !round.Before(in.validUntil) {
 		in.owned = map[string]uint64{} // cut off longer than a lease: another owns them now
@@ -383,27 +384,33 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	return gained, lost, nil
 }
 
-// report logs the first round of a failing streak, and the round that
-// renews again after one: an operator sees when an instance stopped being
-// sure of its work, and when it was again.
-func (in *Instance) report(round time.Time, failed error) {
+// report logs the first round of a failing streak of one step, and the
+// round in which it succeeds again: an operator sees when an instance
+// stopped being sure of its work (renewing) or could not take up free
+// work (sharing), and when it could again.
+func (in *Instance) report(step string, round time.Time, failed error) {
 	log := in.bus.log.With(zap.String("daemon", in.opts.Daemon), zap.String("instance", in.opts.Instance))
+	since, failing := in.failingSince[step]
 	switch {
-	case failed != nil && in.failingSince.IsZero():
-		in.failingSince = round
-		log.Warn("leases not renewed: acting on held work until the lease runs out, then on none until renewed",
-			zap.Time("until", in.validUntil), zap.Error(failed))
-	case failed == nil && !in.failingSince.IsZero():
-		log.Info("leases renewed again", zap.Duration("after", round.Sub(in.failingSince).Round(time.Millisecond)))
-		in.failingSince = time.Time{}
+	case failed != nil && !failing:
+		in.failingSince[step] = round
+		if step == "renewing" {
+			log.Warn("leases not renewed: acting on held work until the lease runs out, then on none until renewed",
+				zap.Time("until", in.validUntil), zap.Error(failed))
+		} else {
+			log.Warn("free work not taken up: asked again next round", zap.Error(failed))
+		}
+	case failed == nil && failing:
+		log.Info(step+" leases again", zap.Duration("after", round.Sub(since).Round(time.Millisecond)))
+		delete(in.failingSince, step)
 	}
 }
 
 // share takes free items up to the fair share and releases the surplus.
-func (in *Instance) share(ctx context.Context, work []string) {
+func (in *Instance) share(ctx context.Context, work []string) error {
 	live, err := in.live(ctx)
 	if err != nil {
-		return
+		return fmt.Errorf("listing the live instances: %w", err)
 	}
 	in.peers.Store(&live)
 	quota := fairShare(len(work), live, in.opts.Instance)
@@ -415,6 +422,7 @@ func (in *Instance) share(ctx context.Context, work []string) {
 		}
 	}
 	in.release(ctx, gone)
+	var failed error
 	for _, w := range work {
 		if len(in.owned) >= quota {
 			break
@@ -422,13 +430,17 @@ func (in *Instance) share(ctx context.Context, work []string) {
 		if _, has := in.owned[w]; has {
 			continue
 		}
-		if rev, err := in.write(ctx, in.leases, in.leaseKey(w), []byte(in.opts.Instance), 0, in.holdsName); err == nil {
+		rev, err := in.write(ctx, in.leases, in.leaseKey(w), []byte(in.opts.Instance), 0, in.holdsName)
+		switch {
+		case err == nil:
 			in.owned[w] = rev
 			if len(live) > 1 {
 				// Released a moment ago by another instance, maybe still
 				// finishing a decision on it: acted on from the next round.
 				in.pending[w] = true
 			}
+		case !conflict(err): // a conflict: another instance holds it
+			failed = cmp.Or(failed, fmt.Errorf("lease %s: %w", w, err))
 		}
 	}
 	held := in.ownedLocked()
@@ -438,6 +450,7 @@ func (in *Instance) share(ctx context.Context, work []string) {
 		delete(in.owned, held[i])
 	}
 	in.release(ctx, released)
+	return failed
 }
 
 // release stops acting on items, then gives up their leases (what a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -55,7 +56,7 @@ func (in *Instance) write(ctx context.Context, kv jetstream.KeyValue, key string
 		if !conflict(err) {
 			return n, err
 		}
-		e, gerr := kv.Get(ctx, key)
+		e, gerr := getKey(ctx, kv, key)
 		switch {
 		case errors.Is(gerr, jetstream.ErrKeyNotFound): // expired: an update names a revision gone
 			rev = 0
@@ -90,4 +91,27 @@ func (in *Instance) holdsName(v []byte) bool { return string(v) == in.opts.Insta
 func (in *Instance) isThisProcess(v []byte) bool {
 	var r events.InstanceRecord
 	return json.Unmarshal(v, &r) == nil && r.Instance == in.opts.Instance && r.Started.Equal(in.started)
+}
+
+// readAttempt bounds one read of a coordination bucket. A get is answered
+// by any replica of the bucket (a direct get to their queue group), and
+// one routed to a frozen node's never is; asked again, another replica
+// answers. The freeze e2e's policyd, renewing again, took its partitions
+// back 13 s later for want of it.
+const readAttempt = time.Second
+
+// getKey reads key from kv, asking again (at most three times) when an
+// attempt is not answered.
+func getKey(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyValueEntry, error) {
+	var e jetstream.KeyValueEntry
+	var err error
+	for range 3 {
+		actx, cancel := context.WithTimeout(ctx, readAttempt)
+		e, err = kv.Get(actx, key)
+		cancel()
+		if err == nil || !transient(err) || ctx.Err() != nil {
+			break
+		}
+	}
+	return e, err
 }

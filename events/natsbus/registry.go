@@ -84,7 +84,7 @@ func (b *Bus) entries(ctx context.Context, bucket, filter string) ([]jetstream.K
 	}
 	var out []jetstream.KeyValueEntry
 	for _, k := range keys {
-		e, err := kv.Get(ctx, k)
+		e, err := getKey(ctx, kv, k)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			continue
 		}
