@@ -200,6 +200,40 @@ func newLeader(t *testing.T, bus *natsbus.Bus, stream, old string) string {
 	return l
 }
 
+// waitRejoined waits until node, restarted, is a current replica (or the
+// leader) of every stream, the buckets' included. Freezing another node
+// before then leaves each stream it has not caught up on without a
+// quorum until the freeze ends: two faults at once, not one after the
+// other (seen as 46 s without a lease write in this test's first runs).
+func waitRejoined(t *testing.T, bus *natsbus.Bus, node string) {
+	t.Helper()
+	began := time.Now()
+	eventually(t, 60*time.Second, node+" a current replica of every stream", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		names := bus.JetStream().StreamNames(ctx)
+		for name := range names.Name() {
+			st, err := bus.JetStream().Stream(ctx, name)
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			c := st.CachedInfo().Cluster
+			if c == nil || c.Leader == node {
+				continue
+			}
+			current := false
+			for _, r := range c.Replicas {
+				current = current || (r.Name == node && r.Current && !r.Offline)
+			}
+			if !current {
+				return fmt.Errorf("%s: %s not current", name, node)
+			}
+		}
+		return names.Err()
+	})
+	t.Logf("%s current in every stream %s after its restart", node, time.Since(began).Round(10*time.Millisecond))
+}
+
 // TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing: the
 // daemons run on a three-node JetStream cluster with three replicas of
 // each stream. After a first apply, the node leading the placement stream
@@ -253,6 +287,7 @@ func TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing(t *test
 	t.Logf("placement leader %s killed; %s elected in %s", leader, l, time.Since(killed).Round(10*time.Millisecond))
 	apply(2, "1m")
 	nats.run("start", leader)
+	waitRejoined(t, bus, leader)
 
 	leader = l
 	nats.signal(leader, syscall.SIGSTOP)

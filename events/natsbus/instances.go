@@ -87,9 +87,9 @@ type Instance struct {
 	peers   atomic.Pointer[[]string] // Live's answer
 	// nudge asks Run for a round now (Nudge).
 	nudge chan struct{}
-	// failingSince: per step of a round ("renewing", "sharing"), the first
-	// of the rounds in which it failed in a row (absent: the last one
-	// succeeded).
+	// failingSince: per step of a round ("renewing leases", "taking up
+	// free work"), the first of the rounds in which it failed in a row
+	// (absent: the last one succeeded).
 	failingSince map[string]time.Time
 }
 
@@ -356,13 +356,13 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 		}
 		failed = cmp.Or(failed, fmt.Errorf("registration: %w", err))
 	}
-	in.report("renewing", round, failed)
+	in.report("renewing leases", round, failed)
 	if failed == nil {
 		in.validUntil = round.Add(in.lease)
 		clear(in.pending) // held a whole round: whoever had them is done
 		// Bounded like the renewals, with room for a release's quiesce.
 		sctx, cancel := context.WithTimeout(ctx, in.lease/3+quiesceBudget(in.lease))
-		in.report("sharing", round, in.share(sctx, work))
+		in.report("taking up free work", round, in.share(sctx, work))
 		cancel()
 	} else if !round.Before(in.validUntil) {
 		in.owned = map[string]uint64{} // cut off longer than a lease: another owns them now
@@ -394,14 +394,14 @@ func (in *Instance) report(step string, round time.Time, failed error) {
 	switch {
 	case failed != nil && !failing:
 		in.failingSince[step] = round
-		if step == "renewing" {
+		if step == "renewing leases" {
 			log.Warn("leases not renewed: acting on held work until the lease runs out, then on none until renewed",
 				zap.Time("until", in.validUntil), zap.Error(failed))
 		} else {
 			log.Warn("free work not taken up: asked again next round", zap.Error(failed))
 		}
 	case failed == nil && failing:
-		log.Info(step+" leases again", zap.Duration("after", round.Sub(since).Round(time.Millisecond)))
+		log.Info(step+" succeeded again", zap.Duration("after", round.Sub(since).Round(time.Millisecond)))
 		delete(in.failingSince, step)
 	}
 }
