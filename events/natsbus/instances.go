@@ -326,9 +326,6 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	defer in.mu.Unlock()
 	round := time.Now()
 	before := in.active()
-	if !round.Before(in.validUntil) { // Owns said no meanwhile: held items count as gained again
-		before = map[string]bool{}
-	}
 	// Every lease is renewed at once, and the renewals and the
 	// registration's share a third of a lease (one round's period): while
 	// the buckets' stream has no leader (its node frozen, a new one not
@@ -358,8 +355,17 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	}
 	in.report("renewing leases", round, failed)
 	if failed == nil {
+		ran := in.validUntil
 		in.validUntil = round.Add(in.lease)
 		clear(in.pending) // held a whole round: whoever had them is done
+		in.publish()
+		if !time.Now().Before(ran) {
+			// The view ran out before this one replaced it (before the
+			// round or while it renewed): Owns said no meanwhile, and what
+			// arrived then was left to the owner. Held items count as
+			// gained again, so the daemon catches up on it.
+			before = map[string]bool{}
+		}
 		// Bounded like the renewals, with room for a release's quiesce.
 		sctx, cancel := context.WithTimeout(ctx, in.lease/3+quiesceBudget(in.lease))
 		in.report("taking up free work", round, in.share(sctx, work))
@@ -422,25 +428,14 @@ func (in *Instance) share(ctx context.Context, work []string) error {
 		}
 	}
 	in.release(ctx, gone)
-	var failed error
-	for _, w := range work {
-		if len(in.owned) >= quota {
-			break
-		}
-		if _, has := in.owned[w]; has {
-			continue
-		}
-		rev, err := in.write(ctx, in.leases, in.leaseKey(w), []byte(in.opts.Instance), 0, in.holdsName)
-		switch {
-		case err == nil:
-			in.owned[w] = rev
-			if len(live) > 1 {
-				// Released a moment ago by another instance, maybe still
-				// finishing a decision on it: acted on from the next round.
-				in.pending[w] = true
-			}
-		case !conflict(err): // a conflict: another instance holds it
-			failed = cmp.Or(failed, fmt.Errorf("lease %s: %w", w, err))
+	free := slices.DeleteFunc(slices.Clone(work), func(w string) bool { _, has := in.owned[w]; return has })
+	claimed, failed := in.claim(ctx, free, quota-len(in.owned))
+	for w, rev := range claimed {
+		in.owned[w] = rev
+		if len(live) > 1 {
+			// Released a moment ago by another instance, maybe still
+			// finishing a decision on it: acted on from the next round.
+			in.pending[w] = true
 		}
 	}
 	held := in.ownedLocked()

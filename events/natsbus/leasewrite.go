@@ -1,6 +1,7 @@
 package natsbus
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -91,6 +92,40 @@ func (in *Instance) holdsName(v []byte) bool { return string(v) == in.opts.Insta
 func (in *Instance) isThisProcess(v []byte) bool {
 	var r events.InstanceRecord
 	return json.Unmarshal(v, &r) == nil && r.Instance == in.opts.Instance && r.Started.Equal(in.started)
+}
+
+// claim takes up to need of the items not held by anyone, in their
+// order: a wave of need claims at once, and another over the next items
+// for those another instance holds (a conflict), until need are taken or
+// the items run out. It stops at a claim that fails otherwise (the bucket
+// cannot answer: the next round asks again), returning why.
+func (in *Instance) claim(ctx context.Context, items []string, need int) (map[string]uint64, error) {
+	claimed := map[string]uint64{}
+	for len(claimed) < need && len(items) > 0 {
+		wave := items[:min(need-len(claimed), len(items))]
+		items = items[len(wave):]
+		revs, errs := make([]uint64, len(wave)), make([]error, len(wave))
+		var wg sync.WaitGroup
+		for i, w := range wave {
+			wg.Go(func() {
+				revs[i], errs[i] = in.write(ctx, in.leases, in.leaseKey(w), []byte(in.opts.Instance), 0, in.holdsName)
+			})
+		}
+		wg.Wait()
+		var failed error
+		for i, w := range wave {
+			switch {
+			case errs[i] == nil:
+				claimed[w] = revs[i]
+			case !conflict(errs[i]): // a conflict: another instance holds it
+				failed = cmp.Or(failed, fmt.Errorf("lease %s: %w", w, errs[i]))
+			}
+		}
+		if failed != nil {
+			return claimed, failed
+		}
+	}
+	return claimed, nil
 }
 
 // readAttempt bounds one read of a coordination bucket. A get is answered
