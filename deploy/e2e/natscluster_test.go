@@ -306,15 +306,27 @@ func TestKillingAndFreezingThePlacementStreamLeadersNATSNodeLosesNothing(t *test
 		if err != nil {
 			return err
 		}
-		done := 0
+		done, seen, others := 0, map[string]bool{}, []string{}
 		for _, m := range ps {
 			var p events.PlacementDecision
-			if m.Err == nil && events.Decode(m.Event, &p) == nil && p.Scheduled && len(p.Clusters) == len(members) {
+			if m.Err != nil || events.Decode(m.Event, &p) != nil {
+				others = append(others, m.Subject+": unreadable")
+				continue
+			}
+			seen[p.Key.Name] = true
+			if p.Scheduled && len(p.Clusters) == len(members) {
 				done++
+			} else {
+				others = append(others, fmt.Sprintf("%s: %s %q (revision %d)", p.Key.Name, events.FormatTargets(p.Clusters), p.Error, p.BindingRevision))
+			}
+		}
+		for i := range 4 * batch {
+			if name := fmt.Sprintf("d-%02d", i); !seen[name] {
+				others = append(others, name+": no placement")
 			}
 		}
 		if done != 4*batch {
-			return fmt.Errorf("%d placed", done)
+			return fmt.Errorf("%d placed; %s", done, strings.Join(others, "; "))
 		}
 		return nil
 	})
