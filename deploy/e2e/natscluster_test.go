@@ -221,11 +221,12 @@ func waitRejoined(t *testing.T, bus *natsbus.Bus, node string) {
 			if c == nil || c.Leader == node {
 				continue
 			}
-			current := false
+			peer, current := false, false
 			for _, r := range c.Replicas {
+				peer = peer || r.Name == node
 				current = current || (r.Name == node && r.Current && !r.Offline)
 			}
-			if !current {
+			if peer && !current {
 				return fmt.Errorf("%s: %s not current", name, node)
 			}
 		}

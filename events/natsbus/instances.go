@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -325,62 +326,78 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	round := time.Now()
-	before := in.active()
-	// Every lease is renewed at once, and the renewals and the
-	// registration's share a third of a lease (one round's period): while
+	before, held := in.active(), maps.Clone(in.owned)
+	// Every lease is renewed at once, with the slot and the registration,
+	// under one deadline of a third of a lease (one round's period): while
 	// the buckets' stream has no leader (its node frozen, a new one not
 	// yet elected) each write waits the client's 5 s, and a round renewing
 	// 16 leases one after another took 80 s, so an instance that could
 	// write again was held off its partitions for a minute more.
 	renew, cancel := context.WithTimeout(ctx, in.lease/3)
 	defer cancel()
+	renewals, registered := in.renewAll(renew)
 	var failed error
-	for w, r := range in.renewLeases(renew) {
-		switch {
+	for _, w := range sortedKeys(renewals) {
+		switch r := renewals[w]; {
 		case r.err == nil:
 			in.owned[w] = r.rev
 		case conflict(r.err):
 			delete(in.owned, w) // expired and taken by another
 		default:
-			failed = fmt.Errorf("lease %s: %w", w, r.err)
+			failed = cmp.Or(failed, fmt.Errorf("lease %s: %w", w, r.err))
 		}
 	}
-	if err := in.renewRegistration(renew); err != nil {
-		if errors.Is(err, ErrInstanceTaken) {
+	if registered != nil {
+		if errors.Is(registered, ErrInstanceTaken) {
 			in.owned = map[string]uint64{}
 			in.publish()
-			return nil, sortedKeys(before), err
+			return nil, sortedKeys(before), registered
 		}
-		failed = cmp.Or(failed, fmt.Errorf("registration: %w", err))
+		failed = cmp.Or(failed, fmt.Errorf("registration: %w", registered))
 	}
-	in.report("renewing leases", round, failed)
+	in.report(ctx, "renewing leases", round, failed)
+	// lapsed: the view ran out before a renewed one replaced it (before
+	// the round or during it): Owns said no meanwhile, and what arrived
+	// then was left to the owner.
+	var lapsed bool
 	if failed == nil {
 		ran := in.validUntil
 		in.validUntil = round.Add(in.lease)
 		clear(in.pending) // held a whole round: whoever had them is done
 		in.publish()
-		if !time.Now().Before(ran) {
-			// The view ran out before this one replaced it (before the
-			// round or while it renewed): Owns said no meanwhile, and what
-			// arrived then was left to the owner. Held items count as
-			// gained again, so the daemon catches up on it.
-			before = map[string]bool{}
-		}
-		// Bounded like the renewals, with room for a release's quiesce.
-		sctx, cancel := context.WithTimeout(ctx, in.lease/3+quiesceBudget(in.lease))
-		in.report("taking up free work", round, in.share(sctx, work))
+		lapsed = !time.Now().Before(ran)
+		// Over by two thirds of a lease after the round began, with room
+		// for a release's quiesce, so that the next round's renewals land
+		// before this view runs out.
+		sctx, cancel := context.WithDeadline(ctx, round.Add(2*in.lease/3))
+		in.report(ctx, "taking up free work", round, in.share(sctx, work))
 		cancel()
-	} else if !round.Before(in.validUntil) {
-		in.owned = map[string]uint64{} // cut off longer than a lease: another owns them now
+	} else {
+		lapsed = !time.Now().Before(in.validUntil)
+	}
+	// dropped: taken by another (a conflict) or released by share.
+	dropped := map[string]bool{}
+	for w := range held {
+		if _, ok := in.owned[w]; !ok {
+			dropped[w] = true
+		}
+	}
+	if failed != nil && lapsed {
+		in.owned = map[string]uint64{} // cut off longer than a lease: another may own them now
 	}
 	after := in.active()
 	for w := range after {
-		if !before[w] {
+		if lapsed || !before[w] {
+			// After a lapse every held item counts as gained again, so
+			// that the daemon catches up on what it left meanwhile.
 			gained = append(gained, w)
 		}
 	}
 	for w := range before {
-		if !after[w] {
+		// After a lapse only what another instance took, or this one
+		// released, is lost: a daemon keeps the state of work it holds
+		// again (policyd republishes what it took in meanwhile).
+		if !after[w] && (!lapsed || dropped[w]) {
 			lost = append(lost, w)
 		}
 	}
@@ -388,28 +405,6 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	slices.SortFunc(lost, events.CompareWork)
 	in.publish()
 	return gained, lost, nil
-}
-
-// report logs the first round of a failing streak of one step, and the
-// round in which it succeeds again: an operator sees when an instance
-// stopped being sure of its work (renewing) or could not take up free
-// work (sharing), and when it could again.
-func (in *Instance) report(step string, round time.Time, failed error) {
-	log := in.bus.log.With(zap.String("daemon", in.opts.Daemon), zap.String("instance", in.opts.Instance))
-	since, failing := in.failingSince[step]
-	switch {
-	case failed != nil && !failing:
-		in.failingSince[step] = round
-		if step == "renewing leases" {
-			log.Warn("leases not renewed: acting on held work until the lease runs out, then on none until renewed",
-				zap.Time("until", in.validUntil), zap.Error(failed))
-		} else {
-			log.Warn("free work not taken up: asked again next round", zap.Error(failed))
-		}
-	case failed == nil && failing:
-		log.Info(step+" succeeded again", zap.Duration("after", round.Sub(since).Round(time.Millisecond)))
-		delete(in.failingSince, step)
-	}
 }
 
 // share takes free items up to the fair share and releases the surplus.

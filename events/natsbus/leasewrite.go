@@ -10,12 +10,15 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/zap"
 
 	"github.com/flotilla-io/flotilla/events"
 )
 
-// Writes of leases, slots and registrations: every one a compare-and-set
-// that tells a lost reply of its own from someone else's value.
+// A round's writes and reads of leases, slots and registrations, each
+// bounded (a bucket whose stream has no leader answers nothing), every
+// write a compare-and-set that tells a lost reply of its own from someone
+// else's value, and the log of a round's failing steps.
 
 // renewal is one lease's renewal: its new revision, or why not.
 type renewal struct {
@@ -23,8 +26,9 @@ type renewal struct {
 	err error
 }
 
-// renewLeases writes every held lease again, all at once, under ctx.
-func (in *Instance) renewLeases(ctx context.Context) map[string]renewal {
+// renewAll writes every held lease again, and the slot and the
+// registration, all at once under ctx.
+func (in *Instance) renewAll(ctx context.Context) (map[string]renewal, error) {
 	out := make(map[string]renewal, len(in.owned))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -36,8 +40,37 @@ func (in *Instance) renewLeases(ctx context.Context) map[string]renewal {
 			mu.Unlock()
 		})
 	}
+	registered := in.renewRegistration(ctx)
 	wg.Wait()
-	return out
+	return out, registered
+}
+
+// report logs the first round of a failing streak of one step, and the
+// round in which it succeeds again: an operator sees when an instance
+// stopped being sure of its work (renewing) or could not take up free
+// work (sharing), and when it could again.
+func (in *Instance) report(ctx context.Context, step string, round time.Time, failed error) {
+	if ctx.Err() != nil {
+		return // stopping: the writes were cut short on purpose
+	}
+	log := in.bus.log.With(zap.String("daemon", in.opts.Daemon), zap.String("instance", in.opts.Instance))
+	since, failing := in.failingSince[step]
+	switch {
+	case failed != nil && !failing:
+		in.failingSince[step] = round
+		switch {
+		case step != "renewing leases":
+			log.Warn("free work not taken up: asked again next round", zap.Error(failed))
+		case round.Before(in.validUntil):
+			log.Warn("leases not renewed: acting on held work until the lease runs out, then on none until renewed",
+				zap.Time("until", in.validUntil), zap.Error(failed))
+		default:
+			log.Warn("leases not renewed: acting on no work until renewed", zap.Error(failed))
+		}
+	case failed == nil && failing:
+		log.Info(step+" succeeded again", zap.Duration("after", round.Sub(since).Round(time.Millisecond)))
+		delete(in.failingSince, step)
+	}
 }
 
 // write stores value at key if its revision is still rev (0: if absent).
@@ -135,8 +168,8 @@ func (in *Instance) claim(ctx context.Context, items []string, need int) (map[st
 // back 13 s later for want of it.
 const readAttempt = time.Second
 
-// getKey reads key from kv, asking again (at most three times) when an
-// attempt is not answered.
+// getKey reads key from kv in at most three attempts, the next when one
+// is not answered.
 func getKey(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyValueEntry, error) {
 	var e jetstream.KeyValueEntry
 	var err error

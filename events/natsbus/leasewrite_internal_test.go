@@ -50,7 +50,7 @@ func (s *stalledBucket) Create(ctx context.Context, _ string, _ []byte, _ ...jet
 // runs out, and the first round that can write again keeps them.
 func TestARoundWhileTheBucketsCannotAnswerRenewsEveryLeaseAtOnceAndEnds(t *testing.T) {
 	_, bus := testServer(t)
-	in, err := bus.Join(context.Background(), InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: 3 * time.Second})
+	in, err := bus.Join(context.Background(), InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: 6 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +77,8 @@ func TestARoundWhileTheBucketsCannotAnswerRenewsEveryLeaseAtOnceAndEnds(t *testi
 	case <-time.After(30 * time.Second):
 		t.Fatal("a round whose writes cannot be answered never ended")
 	}
-	if stalled.mostSeen != len(items) {
-		t.Errorf("lease renewals in flight at once: %d, want all %d", stalled.mostSeen, len(items))
+	if stalled.mostSeen != len(items)+1 {
+		t.Errorf("writes to the leases bucket in flight at once: %d, want every lease and the slot, %d", stalled.mostSeen, len(items)+1)
 	}
 	for i, has := range stalled.deadlines {
 		if !has {
@@ -129,6 +129,9 @@ func TestARoundThatRenewsOnlyAfterTheViewRanOutReportsItsItemsGained(t *testing.
 	ranOut := in.validUntil
 	leases, reg := in.leases, in.reg
 	in.leases, in.reg = &lateBucket{KeyValue: leases, after: ranOut.Add(200 * time.Millisecond)}, &lateBucket{KeyValue: reg, after: ranOut.Add(200 * time.Millisecond)}
+	if !time.Now().Before(ranOut) {
+		t.Skip("this machine was too slow to begin the round before the view ran out: nothing to test")
+	}
 	gained, lost, err := in.Balance(context.Background(), items)
 	if err != nil {
 		t.Fatal(err)
@@ -139,5 +142,41 @@ func TestARoundThatRenewsOnlyAfterTheViewRanOutReportsItsItemsGained(t *testing.
 	in.leases, in.reg = leases, reg
 	if gained, _, err := in.Balance(context.Background(), items); err != nil || len(gained) != 0 {
 		t.Errorf("the round after: gained %v, err %v; want nothing gained again", gained, err)
+	}
+}
+
+// After a lapse, what another instance took meanwhile is reported lost:
+// the daemon forgets it (its state is stale, the taker's is not). Once a
+// lapsed round reported nothing lost, and policyd kept as loaded a
+// partition another instance now owned.
+func TestAfterALapseWhatAnotherInstanceTookIsReportedLost(t *testing.T) {
+	_, bus := testServer(t)
+	opts := InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: time.Second}
+	a, err := bus.Join(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := PartitionItems(4)
+	if _, _, err := a.Balance(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
+	opts.Instance = "b"
+	b, err := bus.Join(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // both cut off past their lease: every key expired
+	if _, _, err := b.Balance(context.Background(), items); err != nil || len(b.Owned()) != len(items) {
+		t.Fatalf("b's round, alone: holds %v, err %v; want every item", b.Owned(), err)
+	}
+	gained, lost, err := a.Balance(context.Background(), items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(items, lost); diff != "" {
+		t.Errorf("a's round after the lapse: lost (-want what b took +got):\n%s", diff)
+	}
+	if len(gained) != 0 {
+		t.Errorf("a's round after the lapse: gained %v, want nothing (b holds every item)", gained)
 	}
 }

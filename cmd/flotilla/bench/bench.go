@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	goruntime "runtime"
 	"runtime/pprof"
 	"slices"
@@ -420,13 +421,13 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 	if o.cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
-	if o.memProfile != "" {
+	res.Memory = ds.memory()
+	cpuAfter := ds.cpu()
+	if o.memProfile != "" { // after the figures: writing it costs CPU and memory
 		if err := writeAllocProfile(o.memProfile); err != nil {
 			return nil, err
 		}
 	}
-	res.Memory = ds.memory()
-	cpuAfter := ds.cpu()
 	total := 0.0
 	for _, p := range cpuAfter {
 		for _, b := range cpuBefore {
@@ -570,6 +571,7 @@ func writeAllocProfile(path string) error {
 	if err != nil {
 		return err
 	}
+	runtime.GC() // the profile is as of the last collection
 	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 		f.Close()
 		return err
