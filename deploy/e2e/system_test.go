@@ -38,8 +38,12 @@ type system struct {
 	dir     string
 	natsURL string
 	sandbox string
-	mu      sync.Mutex
-	procs   map[string]*exec.Cmd
+	// artifacts: where every process's whole log is kept when the test
+	// ends (t.ArtifactDir: kept under go test -artifacts, as make test
+	// runs it; removed otherwise).
+	artifacts string
+	mu        sync.Mutex
+	procs     map[string]*exec.Cmd
 }
 
 func newSystem(t *testing.T) *system {
@@ -57,7 +61,7 @@ func newSystem(t *testing.T) *system {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Shutdown)
-	s := &system{t: t, bin: bin, dir: dir, natsURL: srv.URL(), sandbox: sandbox, procs: map[string]*exec.Cmd{}}
+	s := &system{t: t, bin: bin, dir: dir, natsURL: srv.URL(), sandbox: sandbox, artifacts: t.ArtifactDir(), procs: map[string]*exec.Cmd{}}
 	t.Cleanup(s.stopAll)
 	return s
 }
@@ -130,27 +134,21 @@ func (s *system) stopAll() {
 	s.keepLogs()
 }
 
-// keepLogs copies every process's whole log to
-// $FLOTILLA_E2E_LOGS/<test name>/ when that is set (the test's own
-// directory is removed with it; a failure prints only the tails).
+// keepLogs copies every process's whole log to the test's artifact
+// directory (a failure prints only their tails): `make test` keeps them in
+// bin/test-output.
 func (s *system) keepLogs() {
-	root := os.Getenv("FLOTILLA_E2E_LOGS")
-	if root == "" {
-		return
-	}
-	dir := filepath.Join(root, strings.ReplaceAll(s.t.Name(), "/", "_"))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		s.t.Logf("keeping logs: %v", err)
-		return
-	}
-	for n := range s.procs {
-		if b, err := os.ReadFile(filepath.Join(s.dir, n+".log")); err == nil {
-			if err := os.WriteFile(filepath.Join(dir, n+".log"), b, 0o644); err != nil {
+	logs, _ := filepath.Glob(filepath.Join(s.dir, "*.log")) // those of processes killed and not restarted too
+	for _, l := range logs {
+		if b, err := os.ReadFile(l); err == nil {
+			if err := os.WriteFile(filepath.Join(s.artifacts, filepath.Base(l)), b, 0o644); err != nil {
 				s.t.Logf("keeping logs: %v", err)
 			}
 		}
 	}
-	s.t.Logf("logs kept in %s", dir)
+	if s.t.Failed() {
+		s.t.Logf("every process's whole log: %s", s.artifacts)
+	}
 }
 
 func tail(s string, n int) string {
