@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +91,11 @@ type Instance struct {
 	// free work"), the first of the rounds in which it failed in a row
 	// (absent: the last one succeeded).
 	failingSince map[string]time.Time
+	// unsure: items a failing round stopped counting as held once its
+	// lease had run out, not known to be anyone else's; the next round
+	// that renews and takes up work reports those it did not take back
+	// as lost.
+	unsure map[string]bool
 }
 
 // Join registers an instance of a daemon, refusing a name a live instance
@@ -119,7 +123,7 @@ func (b *Bus) Join(ctx context.Context, o InstanceOptions) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bucket %s: %w", InstancesBucket, err)
 	}
-	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}, pending: map[string]bool{}, nudge: make(chan struct{}, 1), failingSince: map[string]time.Time{}}
+	in := &Instance{bus: b, opts: o, reg: reg, leases: leases, partitions: n, lease: st.TTL(), started: time.Now().UTC(), owned: map[string]uint64{}, pending: map[string]bool{}, nudge: make(chan struct{}, 1), failingSince: map[string]time.Time{}, unsure: map[string]bool{}}
 	rev, err := in.register(ctx)
 	if err != nil {
 		return nil, err
@@ -351,7 +355,10 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 		if errors.Is(registered, ErrInstanceTaken) {
 			in.owned = map[string]uint64{}
 			in.publish()
-			return nil, sortedKeys(before), registered
+			maps.Copy(in.unsure, before)
+			lost = sortedKeys(in.unsure)
+			clear(in.unsure)
+			return nil, lost, registered
 		}
 		failed = cmp.Or(failed, fmt.Errorf("registration: %w", registered))
 	}
@@ -360,6 +367,7 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 	// the round or during it): Owns said no meanwhile, and what arrived
 	// then was left to the owner.
 	var lapsed bool
+	var shared error
 	if failed == nil {
 		ran := in.validUntil
 		in.validUntil = round.Add(in.lease)
@@ -370,7 +378,8 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 		// for a release's quiesce, so that the next round's renewals land
 		// before this view runs out.
 		sctx, cancel := context.WithDeadline(ctx, round.Add(2*in.lease/3))
-		in.report(ctx, "taking up free work", round, in.share(sctx, work))
+		shared = in.share(sctx, work)
+		in.report(ctx, "taking up free work", round, shared)
 		cancel()
 	} else {
 		lapsed = !time.Now().Before(in.validUntil)
@@ -383,6 +392,9 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 		}
 	}
 	if failed != nil && lapsed {
+		for w := range in.owned {
+			in.unsure[w] = true
+		}
 		in.owned = map[string]uint64{} // cut off longer than a lease: another may own them now
 	}
 	after := in.active()
@@ -400,6 +412,16 @@ func (in *Instance) Balance(ctx context.Context, work []string) (gained, lost []
 		if !after[w] && (!lapsed || dropped[w]) {
 			lost = append(lost, w)
 		}
+	}
+	if failed == nil && shared == nil {
+		// Free work was taken up: what was unsure and not taken back is
+		// another's now.
+		for w := range in.unsure {
+			if !after[w] && !before[w] {
+				lost = append(lost, w)
+			}
+		}
+		clear(in.unsure)
 	}
 	slices.SortFunc(gained, events.CompareWork)
 	slices.SortFunc(lost, events.CompareWork)
@@ -471,27 +493,6 @@ func fairShare(n int, live []string, me string) int {
 		q++
 	}
 	return q
-}
-
-// live lists the registered instances of this daemon, sorted. A key whose
-// last operation is a delete (an instance that left) is not one: its
-// marker stays on the stream's subject until the TTL, and counting it
-// would keep a share (with few items, all of one) for an instance gone.
-func (in *Instance) live(ctx context.Context) ([]string, error) {
-	es, err := in.bus.entries(ctx, InstancesBucket, in.opts.Daemon+".>")
-	keys := make([]string, 0, len(es))
-	for _, e := range es {
-		if e.Operation() == jetstream.KeyValuePut {
-			keys = append(keys, strings.TrimPrefix(e.Key(), in.opts.Daemon+"."))
-		}
-	}
-	return keys, err
-}
-
-// Peers names the other live instances of this instance's daemon.
-func (in *Instance) Peers(ctx context.Context) ([]string, error) {
-	live, err := in.live(ctx)
-	return slices.DeleteFunc(live, func(n string) bool { return n == in.opts.Instance }), err
 }
 
 // renewRegistration writes the heartbeat; a registration that expired is

@@ -145,27 +145,35 @@ func TestARoundThatRenewsOnlyAfterTheViewRanOutReportsItsItemsGained(t *testing.
 	}
 }
 
+// cutOffPair joins instances a (holding all of 4 items) and b (holding
+// none) with a lease of a second, and lets both be cut off past it: every
+// key of theirs has expired.
+func cutOffPair(t *testing.T) (a, b *Instance, items []string) {
+	t.Helper()
+	_, bus := testServer(t)
+	opts := InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: time.Second}
+	var err error
+	if a, err = bus.Join(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	items = PartitionItems(4)
+	if _, _, err := a.Balance(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
+	opts.Instance = "b"
+	if b, err = bus.Join(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond) // both cut off past their lease: every key expired
+	return a, b, items
+}
+
 // After a lapse, what another instance took meanwhile is reported lost:
 // the daemon forgets it (its state is stale, the taker's is not). Once a
 // lapsed round reported nothing lost, and policyd kept as loaded a
 // partition another instance now owned.
 func TestAfterALapseWhatAnotherInstanceTookIsReportedLost(t *testing.T) {
-	_, bus := testServer(t)
-	opts := InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: time.Second}
-	a, err := bus.Join(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	items := PartitionItems(4)
-	if _, _, err := a.Balance(context.Background(), items); err != nil {
-		t.Fatal(err)
-	}
-	opts.Instance = "b"
-	b, err := bus.Join(context.Background(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1500 * time.Millisecond) // both cut off past their lease: every key expired
+	a, b, items := cutOffPair(t)
 	if _, _, err := b.Balance(context.Background(), items); err != nil || len(b.Owned()) != len(items) {
 		t.Fatalf("b's round, alone: holds %v, err %v; want every item", b.Owned(), err)
 	}
@@ -178,5 +186,34 @@ func TestAfterALapseWhatAnotherInstanceTookIsReportedLost(t *testing.T) {
 	}
 	if len(gained) != 0 {
 		t.Errorf("a's round after the lapse: gained %v, want nothing (b holds every item)", gained)
+	}
+}
+
+// A round that fails after the lease ran out stops counting what it held,
+// without knowing whether another instance took it; the next round that
+// renews and takes up work reports lost what it did not take back.
+// (Before, such items were never reported lost: schedulerd shared its
+// reservations for them only at its next ledger flush.)
+func TestWhatAFailedRoundStoppedHoldingIsReportedLostOnceAnotherHasIt(t *testing.T) {
+	a, b, items := cutOffPair(t)
+
+	leases, reg := a.leases, a.reg
+	a.leases, a.reg = &stalledBucket{KeyValue: leases}, &stalledBucket{KeyValue: reg}
+	if _, lost, err := a.Balance(context.Background(), items); err != nil || len(lost) != 0 || len(a.Owned()) != 0 {
+		t.Fatalf("a's failing round after its lease ran out: lost %v, holds %v, err %v; want nothing reported, nothing held", lost, a.Owned(), err)
+	}
+	if _, _, err := b.Balance(context.Background(), items); err != nil || len(b.Owned()) != len(items) {
+		t.Fatalf("b's round, alone: holds %v, err %v; want every item", b.Owned(), err)
+	}
+	a.leases, a.reg = leases, reg
+	gained, lost, err := a.Balance(context.Background(), items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(items, lost); diff != "" || len(gained) != 0 {
+		t.Errorf("a's next round: gained %v, lost (-want what b took +got):\n%s", gained, diff)
+	}
+	if _, lost, err := a.Balance(context.Background(), items); err != nil || len(lost) != 0 {
+		t.Errorf("the round after: lost %v, err %v; want nothing lost again", lost, err)
 	}
 }

@@ -156,3 +156,24 @@ func (in *Instance) quiesce(ctx context.Context) {
 
 // quiesceBudget is the longest quiesce waits.
 func quiesceBudget(lease time.Duration) time.Duration { return max(lease/3, 100*time.Millisecond) }
+
+// live lists the registered instances of this daemon, sorted. A key whose
+// last operation is a delete (an instance that left) is not one: its
+// marker stays on the stream's subject until the TTL, and counting it
+// would keep a share (with few items, all of one) for an instance gone.
+func (in *Instance) live(ctx context.Context) ([]string, error) {
+	es, err := in.bus.entries(ctx, InstancesBucket, in.opts.Daemon+".>")
+	keys := make([]string, 0, len(es))
+	for _, e := range es {
+		if e.Operation() == jetstream.KeyValuePut {
+			keys = append(keys, strings.TrimPrefix(e.Key(), in.opts.Daemon+"."))
+		}
+	}
+	return keys, err
+}
+
+// Peers names the other live instances of this instance's daemon.
+func (in *Instance) Peers(ctx context.Context) ([]string, error) {
+	live, err := in.live(ctx)
+	return slices.DeleteFunc(live, func(n string) bool { return n == in.opts.Instance }), err
+}
