@@ -42,15 +42,12 @@ func (s *stalledBucket) Create(ctx context.Context, _ string, _ []byte, _ ...jet
 	return s.wait(ctx)
 }
 
-// While the buckets cannot answer, a round renews every lease at once
-// under one deadline and ends; it does not renew them one after another,
-// each waiting its own timeout (16 × 5 s held a daemon off its partitions
-// for a minute after the bucket's stream had a leader again, in the e2e
-// that freezes a NATS node). The partitions stay held until the lease
-// runs out, and the first round that can write again keeps them.
-func TestARoundWhileTheBucketsCannotAnswerRenewsEveryLeaseAtOnceAndEnds(t *testing.T) {
+// holdingAll joins schedulerd instance a with lease, alone, and lets it
+// take all of 4 items.
+func holdingAll(t *testing.T, lease time.Duration) (*Bus, *Instance, []string) {
+	t.Helper()
 	_, bus := testServer(t)
-	in, err := bus.Join(context.Background(), InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: 6 * time.Second})
+	in, err := bus.Join(context.Background(), InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: lease})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +55,17 @@ func TestARoundWhileTheBucketsCannotAnswerRenewsEveryLeaseAtOnceAndEnds(t *testi
 	if _, _, err := in.Balance(context.Background(), items); err != nil {
 		t.Fatal(err)
 	}
+	return bus, in, items
+}
+
+// While the buckets cannot answer, a round renews every lease at once
+// under one deadline and ends; it does not renew them one after another,
+// each waiting its own timeout (16 × 5 s held a daemon off its partitions
+// for a minute after the bucket's stream had a leader again, in the e2e
+// that freezes a NATS node). The partitions stay held until the lease
+// runs out, and the first round that can write again keeps them.
+func TestARoundWhileTheBucketsCannotAnswerRenewsEveryLeaseAtOnceAndEnds(t *testing.T) {
+	_, in, items := holdingAll(t, 6*time.Second)
 
 	leases, reg := in.leases, in.reg
 	stalled := &stalledBucket{KeyValue: leases}
@@ -116,15 +124,7 @@ func (l *lateBucket) Update(ctx context.Context, key string, value []byte, rev u
 // reported nothing gained, and schedulerd never decided a binding that
 // arrived in that while: seen once in the freeze e2e, 39 of 40 placed.)
 func TestARoundThatRenewsOnlyAfterTheViewRanOutReportsItsItemsGained(t *testing.T) {
-	_, bus := testServer(t)
-	in, err := bus.Join(context.Background(), InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: 6 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	items := PartitionItems(4)
-	if _, _, err := in.Balance(context.Background(), items); err != nil {
-		t.Fatal(err)
-	}
+	_, in, items := holdingAll(t, 6*time.Second)
 	time.Sleep(time.Until(in.validUntil.Add(-500 * time.Millisecond)))
 	ranOut := in.validUntil
 	leases, reg := in.leases, in.reg
@@ -150,18 +150,9 @@ func TestARoundThatRenewsOnlyAfterTheViewRanOutReportsItsItemsGained(t *testing.
 // key of theirs has expired.
 func cutOffPair(t *testing.T) (a, b *Instance, items []string) {
 	t.Helper()
-	_, bus := testServer(t)
-	opts := InstanceOptions{Daemon: "schedulerd", Instance: "a", Version: "test", Partitions: 4, Lease: time.Second}
-	var err error
-	if a, err = bus.Join(context.Background(), opts); err != nil {
-		t.Fatal(err)
-	}
-	items = PartitionItems(4)
-	if _, _, err := a.Balance(context.Background(), items); err != nil {
-		t.Fatal(err)
-	}
-	opts.Instance = "b"
-	if b, err = bus.Join(context.Background(), opts); err != nil {
+	bus, a, items := holdingAll(t, time.Second)
+	b, err := bus.Join(context.Background(), InstanceOptions{Daemon: "schedulerd", Instance: "b", Version: "test", Partitions: 4, Lease: time.Second})
+	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1500 * time.Millisecond) // both cut off past their lease: every key expired
