@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
@@ -129,6 +130,23 @@ func TestStreamsAreScaledUpInPlaceAndNeverDown(t *testing.T) {
 func TestReplicasDefaultToThreeOnAThreeNodeCluster(t *testing.T) {
 	urls := cluster(t, false, nil, nil)
 	first, _, _ := strings.Cut(urls, ",")
+	// A node tells its clients of the others once its routes are up, which
+	// can be just after the cluster has a meta leader (under load, a client
+	// connecting in between saw only its own node).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		nc, err := nats.Connect(first, nats.Timeout(time.Second))
+		known := 0
+		if err == nil {
+			known = len(nc.Servers())
+			nc.Close()
+		}
+		if known >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first node told its clients of %d nodes in 10 s, want 3 (err %v)", known, err)
+		}
+	}
 	for _, tc := range []struct {
 		name, urls string
 	}{
