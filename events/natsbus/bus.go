@@ -123,7 +123,7 @@ func Connect(ctx context.Context, url string, o Options) (*Bus, error) {
 	}
 	replicas := o.StreamReplicas
 	if replicas <= 0 {
-		replicas = clusterReplicas(nc)
+		replicas = clusterReplicas(nc, clusterSettle, log)
 	}
 	b := &Bus{nc: nc, js: js, log: log, metrics: o.Metrics, streams: o.Streams, auth: auth, tlsOpts: tlsOpts, reader: o.Reader, latest: map[string]uint64{}, replicas: replicas}
 	switch {

@@ -150,21 +150,41 @@ func metaReady(ctx context.Context, urls string, opts []nats.Option) error {
 // clusterReplicas is the stream replica count for the servers nc knows:
 // 3 when the cluster has three or more nodes, else 1. The nodes are those
 // of the server's INFO (its cluster's client URLs) and the URLs given.
-func clusterReplicas(nc *nats.Conn) int {
-	if nc.ConnectedClusterName() == "" {
+//
+// A node tells its clients of the others only once its routes to them are
+// up, which can be after a client connected: a daemon started with one
+// node's URL as the cluster forms would see one node and give every stream
+// one copy. So a node in a cluster that has told of fewer than three is
+// given up to settle to tell of more, and the count it settles on is
+// logged.
+func clusterReplicas(nc *nats.Conn, settle time.Duration, log *zap.Logger) int {
+	cluster := nc.ConnectedClusterName()
+	if cluster == "" {
 		return 1
 	}
-	nodes := map[string]bool{}
-	for _, s := range nc.Servers() {
-		if u, err := url.Parse(s); err == nil {
-			nodes[u.Host] = true
+	deadline := time.Now().Add(settle)
+	for {
+		nodes := map[string]bool{}
+		for _, s := range nc.Servers() {
+			if u, err := url.Parse(s); err == nil {
+				nodes[u.Host] = true
+			}
 		}
+		if len(nodes) >= 3 {
+			return 3
+		}
+		if !time.Now().Before(deadline) {
+			log.Info("the NATS server is in a cluster but tells of fewer than three nodes: streams get one copy (give every node's URL, or --stream-replicas)",
+				zap.String("cluster", cluster), zap.Int("nodes", len(nodes)), zap.Duration("waited", settle))
+			return 1
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	if len(nodes) >= 3 {
-		return 3
-	}
-	return 1
 }
+
+// clusterSettle is how long Connect waits for a node of a cluster to tell
+// of three nodes before counting one copy per stream (clusterReplicas).
+const clusterSettle = 5 * time.Second
 
 // electionRetry makes an asynchronous publish that finds no stream to
 // answer (its leader is being elected, a node having gone or come back) try

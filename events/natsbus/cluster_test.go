@@ -130,23 +130,6 @@ func TestStreamsAreScaledUpInPlaceAndNeverDown(t *testing.T) {
 func TestReplicasDefaultToThreeOnAThreeNodeCluster(t *testing.T) {
 	urls := cluster(t, false, nil, nil)
 	first, _, _ := strings.Cut(urls, ",")
-	// A node tells its clients of the others once its routes are up, which
-	// can be just after the cluster has a meta leader (under load, a client
-	// connecting in between saw only its own node).
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		nc, err := nats.Connect(first, nats.Timeout(time.Second))
-		known := 0
-		if err == nil {
-			known = len(nc.Servers())
-			nc.Close()
-		}
-		if known >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the first node told its clients of %d nodes in 10 s, want 3 (err %v)", known, err)
-		}
-	}
 	for _, tc := range []struct {
 		name, urls string
 	}{
@@ -163,6 +146,60 @@ func TestReplicasDefaultToThreeOnAThreeNodeCluster(t *testing.T) {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestADaemonConnectedToANodeBeforeItsRoutesAreUpCountsThreeNodes(t *testing.T) {
+	ports := freePorts(t, 6)
+	var routes, urls []string
+	for i := range 3 {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3+i]))
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
+	}
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()} // removed after the nodes stop
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	start := func(i int) {
+		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i]}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := natsbus.RunNode(ctx, n); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	start(0)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		nc, err := nats.Connect(urls[0], nats.Timeout(time.Second))
+		if err == nil {
+			nc.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the first node took no client in 10 s: %v", err)
+		}
+	}
+	type connected struct {
+		bus *natsbus.Bus
+		err error
+	}
+	done := make(chan connected, 1)
+	go func() {
+		bus, err := natsbus.Connect(ctx, urls[0], natsbus.Options{Name: t.Name()})
+		done <- connected{bus, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // connected to a node that knows no other yet
+	start(1)
+	start(2)
+	got := <-done
+	if got.err != nil {
+		t.Fatal(got.err)
+	}
+	defer got.bus.Close()
+	if diff := cmp.Diff(3, got.bus.StreamReplicas()); diff != "" {
+		t.Errorf("stream replicas (-want +got):\n%s", diff)
 	}
 }
 
