@@ -51,27 +51,11 @@ func cluster(t testing.TB, syncAlways bool, auth *natsbus.Authority, tlsFiles *n
 // (host:port).
 func clusterRoutes(t testing.TB, syncAlways bool, auth *natsbus.Authority, tlsFiles *natsbus.TLSFiles) (string, []string) {
 	t.Helper()
-	ports := freePorts(t, 6)
-	var routes, urls []string
+	urls, routes, start := unstartedCluster(t, syncAlways, auth, tlsFiles)
 	for i := range 3 {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3+i]))
-		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
+		start(i)
 	}
-	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()} // removed after the nodes stop
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	for i := range 3 {
-		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i], SyncAlways: syncAlways, Auth: auth, TLS: tlsFiles}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := natsbus.RunNode(ctx, n); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer wcancel()
 	ca := ""
 	if tlsFiles != nil {
@@ -85,6 +69,30 @@ func clusterRoutes(t testing.TB, syncAlways bool, auth *natsbus.Authority, tlsFi
 		addrs = append(addrs, strings.TrimPrefix(r, "nats-route://"))
 	}
 	return strings.Join(urls, ","), addrs
+}
+
+// unstartedCluster is three nodes' client URLs and route URLs, and start,
+// which runs node i until the test ends.
+func unstartedCluster(t testing.TB, syncAlways bool, auth *natsbus.Authority, tlsFiles *natsbus.TLSFiles) (urls, routes []string, start func(i int)) {
+	ports := freePorts(t, 6)
+	for i := range 3 {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3+i]))
+		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
+	}
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()} // removed after the nodes stop
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return urls, routes, func(i int) {
+		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i], SyncAlways: syncAlways, Auth: auth, TLS: tlsFiles}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := natsbus.RunNode(ctx, n); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
 }
 
 func TestStreamsAreScaledUpInPlaceAndNeverDown(t *testing.T) {
@@ -150,26 +158,8 @@ func TestReplicasDefaultToThreeOnAThreeNodeCluster(t *testing.T) {
 }
 
 func TestADaemonConnectedToANodeBeforeItsRoutesAreUpCountsThreeNodes(t *testing.T) {
-	ports := freePorts(t, 6)
-	var routes, urls []string
-	for i := range 3 {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", ports[3+i]))
-		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
-	}
-	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()} // removed after the nodes stop
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	t.Cleanup(func() { cancel(); wg.Wait() })
-	start := func(i int) {
-		n := natsbus.ClusterNode{Name: fmt.Sprintf("n%d", i+1), Cluster: "test", Host: "127.0.0.1", Port: ports[i], RoutePort: ports[3+i], Routes: routes, DataDir: dirs[i]}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := natsbus.RunNode(ctx, n); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
+	urls, _, start := unstartedCluster(t, false, nil, nil)
+	ctx := context.Background()
 	start(0)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		nc, err := nats.Connect(urls[0], nats.Timeout(time.Second))
