@@ -21,7 +21,7 @@ func newDiff(g *globals) *cobra.Command {
 the objects policyd accepted (status and server-set metadata left out, as
 apply ignores them). A new object is a diff against nothing. Exit status, as
 kubectl diff: 0 nothing would change, 1 something would, >1 an error.`,
-		Example: "  flotilla diff -f examples/seed000/\n  flotilla get deploy my-app -o yaml | sed s/replicas: 6/replicas: 9/ | flotilla diff -f -",
+		Example: "  flotilla diff -f examples/seed000/\n  flotilla get deploy my-app -o yaml | sed 's/replicas: 6/replicas: 9/' | flotilla diff -f -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := load(cmd, files)
