@@ -94,7 +94,7 @@ func TestObjectsAreValidatedAsKubernetesWould(t *testing.T) {
 			"apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: " + strings.Repeat("m", 49) + "}\nspec: {apiEndpoint: 'https://10.0.0.1:6443'}\n",
 			[]refusal{{3, "metadata.name", "must be no more than 48 characters"}}},
 		{"a selector that does not match the template's labels is refused", deploymentWith("labels: {app: web}", "labels: {app: api}"),
-			[]refusal{{12, "spec.template.metadata.labels", "does not match"}}},
+			[]refusal{{12, "spec.template.metadata.labels", "invalid value {app: api}: spec.selector (app=web) does not match these labels"}}},
 		{"an apps/v1 Deployment without a selector is refused", deploymentWith("  selector:\n    matchLabels: {app: web}\n", ""),
 			[]refusal{{6, "spec.selector", "required value"}}},
 		{"an empty selector is refused", deploymentWith("matchLabels: {app: web}", "matchLabels: {}"),

@@ -125,6 +125,16 @@ func checkTemplateSelector(obj map[string]any, w workload, rep *report) {
 			rep.errorf(w.selector, "invalid value: an empty selector selects every pod")
 			return
 		}
+		if len(ls.MatchExpressions) == 0 {
+			// matchLabels only, the common case: the labels must be a
+			// subset of the template's, the selector is built only to
+			// name it in the error.
+			if subset(ls.MatchLabels, tmplLabels) {
+				return
+			}
+			sel = labels.SelectorFromSet(ls.MatchLabels)
+			break
+		}
 		var err error
 		if sel, err = metav1.LabelSelectorAsSelector(&ls); err != nil {
 			return // checkLabelSelector reported it
@@ -203,6 +213,16 @@ func intAt(m map[string]any, p string) (int64, bool) {
 		return int64(n), true
 	}
 	return 0, false
+}
+
+// subset reports whether every label of sel is in labels with its value.
+func subset(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }
 
 func stringMap(x any) map[string]string {
