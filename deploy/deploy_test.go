@@ -33,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -901,6 +902,9 @@ func TestEventsDoc(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("### headings of docs/events.md:\n got %q\nwant %q (events.Catalogue, in order)", got, want)
 	}
+	if diff := cmp.Diff(catalogueRows(), summaryRows(t, doc)); diff != "" {
+		t.Errorf("the table under ## Catalogue of docs/events.md is not events.Catalogue, row for row (-want +got):\n%s", diff)
+	}
 	for _, s := range sections {
 		entry, ok := events.Lookup(events.Type(s.typ))
 		if !ok {
@@ -908,6 +912,41 @@ func TestEventsDoc(t *testing.T) {
 		}
 		t.Run(s.typ, func(t *testing.T) { checkSection(t, entry, s.body) })
 	}
+}
+
+// catalogueRows are the rows of the summary table under "## Catalogue"
+// of docs/events.md, one per type of events.Catalogue, in its order: type
+// (linked to its section), producer, subject, stream and meaning.
+func catalogueRows() []string {
+	var rows []string
+	for _, e := range events.Catalogue {
+		anchor := strings.ReplaceAll(string(e.Type), ".", "")
+		rows = append(rows, fmt.Sprintf("| [`%s`](#%s) | %s | `%s` | `%s` | %s |", e.Type, anchor, e.Producer, e.Subject, e.Stream, e.Doc))
+	}
+	return rows
+}
+
+// summaryRows are the body rows of the first table under "## Catalogue".
+func summaryRows(t *testing.T, doc string) []string {
+	t.Helper()
+	_, after, ok := strings.Cut(doc, "\n## Catalogue\n")
+	if !ok {
+		t.Fatal("docs/events.md has no ## Catalogue section")
+	}
+	var rows []string
+	inTable := false
+	for line := range strings.SplitSeq(after, "\n") {
+		switch {
+		case strings.HasPrefix(line, "|"):
+			inTable = true
+			if !strings.HasPrefix(line, "| Type ") && !strings.HasPrefix(line, "|---") {
+				rows = append(rows, line)
+			}
+		case inTable:
+			return rows
+		}
+	}
+	return rows
 }
 
 func checkSection(t *testing.T, entry events.Entry, body string) {

@@ -55,7 +55,7 @@ Exit status:
   3  every object is stored on the bus but not all were confirmed within
      --timeout (none refused): policyd handles them once it runs, and
      ` + "`flotilla get`" + ` shows them then`,
-		Example: "  flotilla apply -f examples/seed000/\n  cat policy.yaml | flotilla apply -f -",
+		Example: "  S=examples/seed000\n  flotilla apply -f $S/my-app.yaml -f $S/propagation-policy.yaml -f $S/override-policy.yaml\n  cat policy.yaml | flotilla apply -f -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := load(cmd, files)

@@ -68,7 +68,9 @@ JetStream, every message a CloudEvent.
 
 Start everything locally:   flotilla up --data-dir ./.flotilla
 Register a member cluster:  flotilla join cluster1 --cluster-kubeconfig cluster1.kubeconfig
-Propagate workloads:        flotilla apply -f examples/seed000/
+Propagate workloads:        flotilla apply -f examples/seed000/my-app.yaml \
+                              -f examples/seed000/propagation-policy.yaml \
+                              -f examples/seed000/override-policy.yaml
 See where they run:         flotilla get work`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
