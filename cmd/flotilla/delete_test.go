@@ -15,9 +15,9 @@ import (
 	"github.com/flotilla-io/flotilla/events/natsbus"
 )
 
-// storedDeletions are the subjects of the object.deleted events stored on
-// the input stream, oldest first.
-func storedDeletions(t *testing.T, bus *natsbus.Bus) []string {
+// storedInputsOf are the CloudEvent subjects of the events of type typ
+// stored on the input stream, oldest first.
+func storedInputsOf(t *testing.T, bus *natsbus.Bus, typ events.Type) []string {
 	t.Helper()
 	ms, err := bus.Replay(context.Background(), events.StreamInput, natsbus.ReplayOptions{})
 	if err != nil {
@@ -25,7 +25,7 @@ func storedDeletions(t *testing.T, bus *natsbus.Bus) []string {
 	}
 	var out []string
 	for _, m := range ms {
-		if m.Err == nil && events.Type(m.Event.Type()) == events.TypeObjectDeleted {
+		if m.Err == nil && events.Type(m.Event.Type()) == typ {
 			out = append(out, m.Event.Subject())
 		}
 	}
@@ -86,7 +86,7 @@ func TestDeleteFromFilesTakesTheNamespaceFlagAndReportsObjectsNeverAcceptedAsNot
 			"configmap/nons deleted\n", "deployment.apps/neg not found", []string{"default/ConfigMap/nons"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := len(storedDeletions(t, bus))
+			before := len(storedInputsOf(t, bus, events.TypeObjectDeleted))
 			out, errOut, err := runCLI(t, url, append([]string{"delete", "--timeout", "20s"}, c.args...)...)
 			if diff := cmp.Diff(c.wantExit, statusOf(err)); diff != "" {
 				t.Fatalf("exit status (-want +got): %s\nerror: %v\nstdout: %s\nstderr: %s", diff, err, out, errOut)
@@ -100,7 +100,7 @@ func TestDeleteFromFilesTakesTheNamespaceFlagAndReportsObjectsNeverAcceptedAsNot
 			if !strings.Contains(errOut, c.wantErr) {
 				t.Errorf("stderr lacks %q:\n%s", c.wantErr, errOut)
 			}
-			got := storedDeletions(t, bus)[before:]
+			got := storedInputsOf(t, bus, events.TypeObjectDeleted)[before:]
 			if diff := cmp.Diff(c.wantDeleted, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("deletions published (-want +got):\n%s", diff)
 			}
