@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -40,14 +38,6 @@ func TestDeleteFromFilesTakesTheNamespaceFlagAndReportsObjectsNeverAcceptedAsNot
 	url, bus := eventstest.Server(t)
 	stop := startPolicyd(t, bus)
 	defer stop()
-	dir := t.TempDir()
-	write := func(name, doc string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	configMap := func(namespace string) string {
 		doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nons\n"
 		if namespace != "" {
@@ -55,10 +45,10 @@ func TestDeleteFromFilesTakesTheNamespaceFlagAndReportsObjectsNeverAcceptedAsNot
 		}
 		return doc + "data: {colour: red}\n"
 	}
-	nons := write("nons.yaml", configMap(""))
-	teamA := write("team-a.yaml", configMap("team-a"))
-	teamB := write("team-b.yaml", configMap("team-b"))
-	never := write("pos.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: neg}\nspec:\n  replicas: 1\n"+
+	nons := writeFile(t, "nons.yaml", configMap(""))
+	teamA := writeFile(t, "team-a.yaml", configMap("team-a"))
+	teamB := writeFile(t, "team-b.yaml", configMap("team-b"))
+	never := writeFile(t, "pos.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: neg}\nspec:\n  replicas: 1\n"+
 		"  selector: {matchLabels: {app: neg}}\n  template:\n    metadata: {labels: {app: neg}}\n    spec: {containers: [{name: neg, image: nginx}]}\n")
 	for _, f := range []string{nons, teamA} {
 		if out, errOut, err := runCLI(t, url, "apply", "-f", f, "--timeout", "20s"); err != nil {
@@ -86,24 +76,34 @@ func TestDeleteFromFilesTakesTheNamespaceFlagAndReportsObjectsNeverAcceptedAsNot
 			"configmap/nons deleted\n", "deployment.apps/neg not found", []string{"default/ConfigMap/nons"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := len(storedInputsOf(t, bus, events.TypeObjectDeleted))
-			out, errOut, err := runCLI(t, url, append([]string{"delete", "--timeout", "20s"}, c.args...)...)
-			if diff := cmp.Diff(c.wantExit, statusOf(err)); diff != "" {
-				t.Fatalf("exit status (-want +got): %s\nerror: %v\nstdout: %s\nstderr: %s", diff, err, out, errOut)
-			}
-			if diff := cmp.Diff(c.wantOut, out); diff != "" {
-				t.Errorf("stdout (-want +got):\n%s", diff)
-			}
-			if err != nil {
-				errOut += err.Error()
-			}
-			if !strings.Contains(errOut, c.wantErr) {
-				t.Errorf("stderr lacks %q:\n%s", c.wantErr, errOut)
-			}
-			got := storedInputsOf(t, bus, events.TypeObjectDeleted)[before:]
-			if diff := cmp.Diff(c.wantDeleted, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("deletions published (-want +got):\n%s", diff)
-			}
+			checkRequests(t, url, bus, events.TypeObjectDeleted, append([]string{"delete", "--timeout", "20s"}, c.args...),
+				c.wantExit, c.wantOut, c.wantErr, c.wantDeleted)
 		})
+	}
+}
+
+// checkRequests runs the CLI with args and checks its exit status, its
+// standard output (wantOut, whole), that wantErr is in its standard error
+// or error, and the subjects of the events of type typ it stored on the
+// input stream (want).
+func checkRequests(t *testing.T, url string, bus *natsbus.Bus, typ events.Type, args []string, wantExit int, wantOut, wantErr string, want []string) {
+	t.Helper()
+	before := len(storedInputsOf(t, bus, typ))
+	out, errOut, err := runCLI(t, url, args...)
+	if diff := cmp.Diff(wantExit, statusOf(err)); diff != "" {
+		t.Fatalf("flotilla %s: exit status (-want +got): %s\nerror: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), diff, err, out, errOut)
+	}
+	if diff := cmp.Diff(wantOut, out); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+	if err != nil {
+		errOut += err.Error()
+	}
+	if !strings.Contains(errOut, wantErr) {
+		t.Errorf("stderr lacks %q:\n%s", wantErr, errOut)
+	}
+	got := storedInputsOf(t, bus, typ)[before:]
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s events stored (-want +got):\n%s", typ, diff)
 	}
 }

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
@@ -21,8 +16,7 @@ func TestRescheduleRefusesTemplatesNoPolicyClaimsAndAnUnknownPolicy(t *testing.T
 	url, bus := eventstest.Server(t)
 	stop := startPolicyd(t, bus)
 	defer stop()
-	file := filepath.Join(t.TempDir(), "shop.yaml")
-	if err := os.WriteFile(file, []byte(`apiVersion: policy.karmada.io/v1alpha1
+	file := writeFile(t, "shop.yaml", `apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
 metadata: {name: web, namespace: shop}
 spec:
@@ -43,9 +37,7 @@ apiVersion: v1
 kind: ConfigMap
 metadata: {name: lonely, namespace: shop, labels: {app: web}}
 data: {colour: red}
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+`)
 	if out, errOut, err := runCLI(t, url, "apply", "-f", file, "--timeout", "20s"); err != nil {
 		t.Fatalf("apply: %v\n%s%s", err, out, errOut)
 	}
@@ -77,24 +69,8 @@ data: {colour: red}
 			"deployment.apps/web reschedule requested\n", "", []string{web}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := len(storedInputsOf(t, bus, events.TypeRescheduleRequested))
-			out, errOut, err := runCLI(t, url, append([]string{"reschedule"}, strings.Fields(c.args)...)...)
-			if diff := cmp.Diff(c.wantExit, statusOf(err)); diff != "" {
-				t.Fatalf("exit status (-want +got): %s\nerror: %v\nstdout: %s\nstderr: %s", diff, err, out, errOut)
-			}
-			if diff := cmp.Diff(c.wantOut, out); diff != "" {
-				t.Errorf("stdout (-want +got):\n%s", diff)
-			}
-			if err != nil {
-				errOut += err.Error()
-			}
-			if !strings.Contains(errOut, c.wantErr) {
-				t.Errorf("stderr lacks %q:\n%s", c.wantErr, errOut)
-			}
-			got := storedInputsOf(t, bus, events.TypeRescheduleRequested)[before:]
-			if diff := cmp.Diff(c.wantAsked, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("requests published (-want +got):\n%s", diff)
-			}
+			checkRequests(t, url, bus, events.TypeRescheduleRequested, append([]string{"reschedule"}, strings.Fields(c.args)...),
+				c.wantExit, c.wantOut, c.wantErr, c.wantAsked)
 		})
 	}
 }
