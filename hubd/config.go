@@ -44,7 +44,7 @@ func (c Config) Validate() error {
 // RegisterFlags registers hubd's own flags on fs, with c's values as their
 // defaults and c's fields as their destinations.
 func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&c.HubKubeconfig, "hub-kubeconfig", c.HubKubeconfig, "kubeconfig of the hub: the kube-apiserver kubectl, Helm or Argo CD apply to (docs/hub.md); `flotilla hub install` puts Flotilla's CRDs there")
+	fs.StringVar(&c.HubKubeconfig, "hub-kubeconfig", c.HubKubeconfig, "kubeconfig of the hub: the kube-apiserver kubectl, Helm or Argo CD apply to (docs/hub.md); flotilla hub install puts Flotilla's CRDs there")
 	fs.StringSliceVar(&c.Namespaces, "namespaces", c.Namespaces, "namespaces whose templates the hub mirrors (default: all but kube-system, kube-public, kube-node-lease, karmada-system)")
 	fs.DurationVar(&c.Interval, "hub-interval", c.Interval, "how often the bus's state is written back to the hub (statuses, bindings, Clusters)")
 }

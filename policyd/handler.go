@@ -132,6 +132,9 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	if len(errs) == 0 && role == events.RoleInterpreter {
 		errs = h.conflictingInterpreter(doc.Object)
 	}
+	if why := validation.Unappliable(doc.APIVersion, doc.Kind); len(errs) == 0 && why != "" {
+		errs = append(errs, events.FieldError{Field: "kind", Reason: why})
+	}
 	if len(errs) == 0 && role == events.RoleCredentials {
 		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + policy.CredentialsNamespace + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
 	}

@@ -148,6 +148,19 @@ func TestPlainCredentialsFromTheBusAreRefused(t *testing.T) {
 	}
 }
 
+func TestAResourceBindingFromTheBusIsRejectedNotTakenForATemplate(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	err := h.Handle(context.Background(), applied(t, "apiVersion: work.karmada.io/v1alpha2\nkind: ResourceBinding\nmetadata: {name: my-app-deployment, namespace: default}\n"+
+		"spec: {resource: {apiVersion: apps/v1, kind: Deployment, namespace: default, name: my-app}}\n"))
+	if !events.IsPermanent(err) || !strings.Contains(err.Error(), "kind: ResourceBinding is a placement Flotilla decides") {
+		t.Fatalf("err = %v", err)
+	}
+	if rej, acc := len(rec.OfType(events.TypeObjectRejected)), len(rec.OfType(events.TypeObjectAccepted)); rej != 1 || acc != 0 {
+		t.Fatalf("rejections %d, accepted %d; want 1 and 0", rej, acc)
+	}
+}
+
 func TestOverridesAreOrderedClusterScopedFirstThenBySpecificityAndName(t *testing.T) {
 	rec := &eventstest.Recorder{}
 	h := NewHandler(rec, "t", zap.NewNop())

@@ -75,6 +75,9 @@ Exit status:
 	return c
 }
 
+// loadVerbs say what an error in the files stopped, per command using load.
+var loadVerbs = map[string]string{"apply": "applied", "delete": "deleted", "diff": "compared"}
+
 // load reads and validates documents, printing warnings; errors stop here.
 func load(cmd *cobra.Command, files []string) (validation.Result, error) {
 	res := validation.Load(files, cmd.InOrStdin())
@@ -85,7 +88,7 @@ func load(cmd *cobra.Command, files []string) (validation.Result, error) {
 		for _, e := range res.Errors {
 			fmt.Fprintln(cmd.ErrOrStderr(), "error:", validation.Format(e))
 		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "nothing was applied: %d error(s)\n", len(res.Errors))
+		fmt.Fprintf(cmd.ErrOrStderr(), "nothing was %s: %d error(s)\n", loadVerbs[cmd.Name()], len(res.Errors))
 		return res, exitError{errors.New("invalid input")}
 	}
 	if len(res.Docs) == 0 {

@@ -85,6 +85,11 @@ func preflight(ctx context.Context, errw io.Writer, bus *natsbus.Bus, accepted r
 	}
 	refused := 0
 	for _, d := range docs {
+		if why := validation.Unappliable(d.APIVersion, d.Kind); why != "" {
+			refused++
+			fmt.Fprintf(errw, "error: %s: document %d: line %d: kind: %s\n", d.File, d.Index, d.Line, why)
+			continue
+		}
 		unknown, suggest := validation.UnknownKind(d.APIVersion, d.Kind)
 		if !unknown || allowUnknown || kinds[events.KeyOf(d.APIVersion, d.Kind, "", "").Group+"/"+d.Kind] {
 			continue
@@ -99,7 +104,7 @@ func preflight(ctx context.Context, errw io.Writer, bus *natsbus.Bus, accepted r
 	}
 	if refused > 0 {
 		fmt.Fprintf(errw, "nothing was applied: %d error(s)\n", refused)
-		return exitError{errors.New("unknown kind")}
+		return exitError{errors.New("refused kind")}
 	}
 	clusters, err := readClusters(ctx, bus)
 	if err != nil {

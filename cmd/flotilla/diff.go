@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
@@ -19,9 +21,12 @@ func newDiff(g *globals) *cobra.Command {
 		Short: "Show what an apply would change against the accepted objects, as a unified diff",
 		Long: `Show, as a unified diff of YAML, what applying the files would change against
 the objects policyd accepted (status and server-set metadata left out, as
-apply ignores them). A new object is a diff against nothing. Exit status, as
-kubectl diff: 0 nothing would change, 1 something would, >1 an error.`,
-		Example: "  flotilla diff -f examples/seed000/\n  flotilla get deploy my-app -o yaml | sed s/replicas: 6/replicas: 9/ | flotilla diff -f -",
+apply ignores them). A new object is a diff against nothing. A Secret's values
+read "***", "*** (before)" and "*** (after)", as in kubectl diff; cluster
+credentials (Secrets in karmada-system) are sealed on the bus and not
+compared. Exit status, as kubectl diff: 0 nothing would change, 1 something
+would, >1 an error.`,
+		Example: "  flotilla diff -f examples/seed000/\n  flotilla get deploy my-app -o yaml | sed 's/replicas: 6/replicas: 9/' | flotilla diff -f -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := load(cmd, files)
@@ -38,10 +43,21 @@ kubectl diff: 0 nothing would change, 1 something would, >1 an error.`,
 				for _, d := range res.Docs {
 					readmodel.StripServerFields(d.Object)
 					key := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
-					before := ""
 					name := label(d.Kind, d.APIVersion, d.Name)
+					if events.RoleOf(d.APIVersion, d.Kind, d.Namespace) == events.RoleCredentials {
+						fmt.Fprintf(cmd.ErrOrStderr(), "Warning: %s not compared: cluster credentials are sealed on the bus, so the file cannot be compared with what was accepted\n", name)
+						continue
+					}
+					var accepted map[string]any
 					if r, ok := p.Records[key]; ok {
-						b, err := yaml.Marshal(readmodel.AppliedObject(r))
+						accepted = readmodel.AppliedObject(r)
+					}
+					if key.Group == "" && key.Kind == "Secret" {
+						accepted, d.Object = maskSecrets(accepted, d.Object)
+					}
+					before := ""
+					if accepted != nil {
+						b, err := yaml.Marshal(accepted)
 						if err != nil {
 							return withExit{err, 2}
 						}
@@ -82,3 +98,34 @@ type withExit struct {
 
 func (e withExit) ExitCode() int { return e.code }
 func (e withExit) Unwrap() error { return e.error }
+
+// maskSecrets hides a Secret's values as kubectl diff does: every value of
+// data and stringData reads "***", and one that changes "*** (before)" and
+// "*** (after)". It returns masked copies (either may be nil: none).
+func maskSecrets(before, after map[string]any) (map[string]any, map[string]any) {
+	before, after = maps.Clone(before), maps.Clone(after)
+	for _, field := range []string{"data", "stringData"} {
+		b, _ := before[field].(map[string]any)
+		a, _ := after[field].(map[string]any)
+		mb, ma := make(map[string]any, len(b)), make(map[string]any, len(a))
+		for k, v := range b {
+			mb[k] = "***"
+			if av, ok := a[k]; ok && !reflect.DeepEqual(av, v) {
+				mb[k] = "*** (before)"
+			}
+		}
+		for k, v := range a {
+			ma[k] = "***"
+			if bv, ok := b[k]; ok && !reflect.DeepEqual(bv, v) {
+				ma[k] = "*** (after)"
+			}
+		}
+		if b != nil {
+			before[field] = mb
+		}
+		if a != nil {
+			after[field] = ma
+		}
+	}
+	return before, after
+}

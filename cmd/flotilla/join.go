@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +21,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/events/sealing"
 	"github.com/flotilla-io/flotilla/internal/member"
+	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
 func newJoin(g *globals) *cobra.Command {
@@ -30,6 +35,9 @@ func newJoin(g *globals) *cobra.Command {
 		Long: `Register a member cluster. The kubeconfig is flattened (relative paths
 resolved, files embedded, current context only) and sealed to the credentials
 key before it leaves this process; only healthd and executord can open it.
+The Cluster object and that Secret are validated with policyd's validator
+first, and the kubeconfig's current context must name a server: on any
+error nothing is published and nothing is created in the member.
 
 --kubeconfig FILE alone means the same as --cluster-kubeconfig FILE. Given
 both, --kubeconfig names Karmada's control plane, which Flotilla does not
@@ -72,12 +80,9 @@ executord reads. healthd still probes it with the kubeconfig given.`,
 			if err != nil {
 				return fmt.Errorf("--cluster-kubeconfig %s: %w", file, err)
 			}
-			cfg, _ := clientcmd.Load(flat)
-			endpoint := ""
-			if ctx, ok := cfg.Contexts[cfg.CurrentContext]; ok {
-				if cl, ok := cfg.Clusters[ctx.Cluster]; ok {
-					endpoint = cl.Server
-				}
+			endpoint, err := kubeconfigServer(flat, file)
+			if err != nil {
+				return err
 			}
 			ctx := cmd.Context()
 			lbls := map[string]string{}
@@ -89,6 +94,26 @@ executord reads. healthd still probes it with the kubeconfig given.`,
 					}
 					lbls[k] = v
 				}
+			}
+			secretName := name + "-kubeconfig"
+			cl := policy.Cluster{Spec: policy.ClusterSpec{APIEndpoint: endpoint, SyncMode: syncMode, Provider: provider, Region: region, Zones: zones,
+				SecretRef: &policy.LocalSecretRef{Namespace: policy.CredentialsNamespace, Name: secretName}}}
+			cl.APIVersion, cl.Kind, cl.Name = policy.ClusterAPIVersion, policy.KindCluster, name
+			if len(lbls) > 0 {
+				cl.Labels = lbls
+			}
+			obj, err := toMap(cl)
+			if err != nil {
+				return err
+			}
+			delete(obj, "status")
+			md, _ := obj["metadata"].(map[string]any)
+			delete(md, "creationTimestamp")
+			// Validated here, before the member is touched or anything is
+			// published: a name policyd refuses would otherwise leave the
+			// Secret stored (or an accepted one replaced) beside no Cluster.
+			if err := validateJoin(cmd.ErrOrStderr(), name, obj, secretName, flat); err != nil {
+				return err
 			}
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
 				// No streams yet means no member yet: the daemons are
@@ -102,7 +127,7 @@ executord reads. healthd still probes it with the kubeconfig given.`,
 					switch {
 					case m.Registration.Name == name:
 						verb = verbConfigured
-					case endpoint != "" && m.Registration.Spec.APIEndpoint == endpoint:
+					case m.Registration.Spec.APIEndpoint == endpoint:
 						return fmt.Errorf("%s: its server %s is already joined as %s: one cluster joined twice would get every workload twice "+
 							"(flotilla unjoin %s first, or join it again as %s)", file, endpoint, m.Registration.Name, m.Registration.Name, m.Registration.Name)
 					}
@@ -124,26 +149,12 @@ executord reads. healthd still probes it with the kubeconfig given.`,
 				if err != nil {
 					return err
 				}
-				secretName := name + "-kubeconfig"
 				secret := events.SealedSecret{Namespace: policy.CredentialsNamespace, Name: secretName, KeyID: key.ID, Data: map[string][]byte{"kubeconfig": sealed}}
 				sk := events.ObjectKey{Kind: "Secret", Namespace: policy.CredentialsNamespace, Name: secretName}
 				se, err := events.New(events.TypeSecretSealed, cliSource, sk.String(), secret)
 				if err != nil {
 					return err
 				}
-				cl := policy.Cluster{Spec: policy.ClusterSpec{APIEndpoint: endpoint, SyncMode: syncMode, Provider: provider, Region: region, Zones: zones,
-					SecretRef: &policy.LocalSecretRef{Namespace: policy.CredentialsNamespace, Name: secretName}}}
-				cl.APIVersion, cl.Kind, cl.Name = policy.ClusterAPIVersion, policy.KindCluster, name
-				if len(lbls) > 0 {
-					cl.Labels = lbls
-				}
-				obj, err := toMap(cl)
-				if err != nil {
-					return err
-				}
-				delete(obj, "status")
-				md, _ := obj["metadata"].(map[string]any)
-				delete(md, "creationTimestamp")
 				ck := events.ObjectKey{Group: "cluster.karmada.io", Kind: policy.KindCluster, Name: name}
 				ce, err := events.New(events.TypeObjectApplied, cliSource, ck.String(), obj)
 				if err != nil {
@@ -176,4 +187,62 @@ func toMap(v any) (map[string]any, error) {
 	}
 	var m map[string]any
 	return m, json.Unmarshal(b, &m)
+}
+
+// kubeconfigServer is the server of the kubeconfig's current context. A
+// current context that names no context, a context that names no cluster,
+// or a cluster without a server is an error naming file: joined, such a
+// member would have no apiEndpoint, and no probe or apply could reach it.
+func kubeconfigServer(kubeconfig []byte, file string) (string, error) {
+	cfg, err := clientcmd.Load(kubeconfig)
+	if err != nil {
+		return "", fmt.Errorf("--cluster-kubeconfig %s: %w", file, err)
+	}
+	switch ctx, ok := cfg.Contexts[cfg.CurrentContext]; {
+	case cfg.CurrentContext == "":
+		return "", fmt.Errorf("--cluster-kubeconfig %s: current-context is not set: set it to one of its contexts (%s)", file, strings.Join(slices.Sorted(maps.Keys(cfg.Contexts)), ", "))
+	case !ok:
+		return "", fmt.Errorf("--cluster-kubeconfig %s: current-context %q: no such context (it has %s)", file, cfg.CurrentContext, strings.Join(slices.Sorted(maps.Keys(cfg.Contexts)), ", "))
+	default:
+		cl, ok := cfg.Clusters[ctx.Cluster]
+		switch {
+		case !ok:
+			return "", fmt.Errorf("--cluster-kubeconfig %s: context %q: cluster %q: no such cluster", file, cfg.CurrentContext, ctx.Cluster)
+		case cl.Server == "":
+			return "", fmt.Errorf("--cluster-kubeconfig %s: context %q: cluster %q has no server", file, cfg.CurrentContext, ctx.Cluster)
+		}
+		return cl.Server, nil
+	}
+}
+
+// validateJoin runs policyd's validator (validation.ValidateObject, as
+// apply does) on the Cluster object join will apply and on the Secret that
+// carries kubeconfig, printing warnings and errors to errw, each with its
+// object and field path. Any error is returned as already reported.
+func validateJoin(errw io.Writer, name string, cluster map[string]any, secretName string, kubeconfig []byte) error {
+	secret := map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"namespace": policy.CredentialsNamespace, "name": secretName},
+		"data":     map[string]any{"kubeconfig": base64.StdEncoding.EncodeToString(kubeconfig)}}
+	n := 0
+	for _, o := range []struct {
+		label string
+		obj   map[string]any
+	}{
+		{"cluster.cluster.karmada.io/" + name, cluster},
+		{"secret/" + secretName + " -n " + policy.CredentialsNamespace, secret},
+	} {
+		_, errs, warns := validation.ValidateObject(o.obj)
+		for _, w := range warns {
+			fmt.Fprintf(errw, "Warning: %s: %s\n", o.label, validation.Format(w))
+		}
+		for _, e := range errs {
+			fmt.Fprintf(errw, "error: %s: %s\n", o.label, validation.Format(e))
+		}
+		n += len(errs)
+	}
+	if n > 0 {
+		fmt.Fprintf(errw, "nothing was joined: %d error(s)\n", n)
+		return exitError{errors.New("invalid input")}
+	}
+	return nil
 }

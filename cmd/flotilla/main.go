@@ -83,8 +83,8 @@ See where they run:         flotilla get work`,
 		defURL = natsbus.DefaultURL
 	}
 	root.PersistentFlags().StringVar(&g.natsURL, "nats-url", defURL, "NATS server URL, or the comma-separated URLs of a cluster's nodes (env FLOTILLA_NATS_URL)")
-	root.PersistentFlags().StringVar(&g.creds, "creds", os.Getenv(credentialsEnv), "NATS credentials file (env "+credentialsEnv+"; default: the credentials `flotilla up` registered for --nats-url)")
-	root.PersistentFlags().StringVar(&g.tlsCA, "tls-ca", os.Getenv(tlsCAEnv), "CA (PEM) the NATS server's TLS certificate is signed by (env "+tlsCAEnv+"; default: the CA `flotilla up --tls` registered for --nats-url)")
+	root.PersistentFlags().StringVar(&g.creds, "creds", os.Getenv(credentialsEnv), "NATS credentials file (env "+credentialsEnv+"; default: the credentials flotilla up registered for --nats-url)")
+	root.PersistentFlags().StringVar(&g.tlsCA, "tls-ca", os.Getenv(tlsCAEnv), "CA (PEM) the NATS server's TLS certificate is signed by (env "+tlsCAEnv+"; default: the CA flotilla up --tls registered for --nats-url)")
 	var version bool
 	root.Flags().BoolVar(&version, "version", false, "print the versions of the CLI, the daemons seen on the bus and the NATS server")
 	root.RunE = func(cmd *cobra.Command, _ []string) error {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -32,6 +33,10 @@ func newUnjoin(g *globals) *cobra.Command {
 		Long: `Remove a member cluster: its workloads, then its Cluster object and its sealed
 kubeconfig. Before it does, unjoin lists the work that runs there and asks for
 a yes (--yes skips the question).
+
+The Secret spec.secretRef names is deleted only when policyd holds it and no
+other Cluster references it: one another Cluster still uses is kept (and
+named), one that is not there is reported not found.
 
 By default (--cascade=background, Karmada's) the workloads leave the member
 first: unjoin taints the cluster ` + unjoinTaint + `:NoExecute, failover places
@@ -82,7 +87,17 @@ stops serving the cluster at once); the templates are placed anew elsewhere.`,
 				spec := f.Clusters[i].Registration.Spec
 				targets := []objectRef{{policy.ClusterAPIVersion, policy.KindCluster, "", name}}
 				if ref := spec.SecretRef; ref != nil {
-					targets = append(targets, objectRef{"v1", "Secret", ref.Namespace, ref.Name})
+					if ref.Namespace == "" {
+						ref = &policy.LocalSecretRef{Namespace: policy.CredentialsNamespace, Name: ref.Name}
+					}
+					switch users := secretUsers(f, *ref, name); {
+					case len(users) > 0:
+						fmt.Fprintf(out, "secret/%s kept: still used by cluster %s\n", ref.Name, strings.Join(users, ", "))
+					case !secretAccepted(f.Published, *ref):
+						fmt.Fprintf(errw, "secret/%s -n %s not found: nothing to delete\n", ref.Name, ref.Namespace)
+					default:
+						targets = append(targets, objectRef{"v1", "Secret", ref.Namespace, ref.Name})
+					}
 				}
 				msgs, err := deletions(targets)
 				if err != nil {
@@ -155,4 +170,26 @@ func drainCluster(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, p 
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// secretUsers names, sorted, the clusters other than cluster whose spec
+// references the Secret ref (policy.ClusterSpec.CredentialSecrets): unjoin
+// keeps a Secret they use, or they would lose their credentials.
+func secretUsers(f readmodel.Fleet, ref policy.LocalSecretRef, cluster string) []string {
+	var out []string
+	for _, c := range f.Clusters {
+		if c.Registration.Name != cluster && slices.Contains(c.Registration.Spec.CredentialSecrets(), ref.SecretKey()) {
+			out = append(out, c.Registration.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// secretAccepted reports whether policyd holds the Secret ref: unjoin
+// deletes only a Secret that is there (a Cluster may name one never
+// applied).
+func secretAccepted(p readmodel.Published, ref policy.LocalSecretRef) bool {
+	_, ok := p.Records[events.KeyOf("v1", "Secret", ref.Namespace, ref.Name)]
+	return ok
 }

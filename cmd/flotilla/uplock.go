@@ -40,6 +40,9 @@ func holdUp(dataDir, listen string) (*upLock, error) {
 		note := listenNote(listen)
 		if ln, err := net.Listen("tcp", listen); err != nil {
 			l.release()
+			if !errors.Is(err, syscall.EADDRINUSE) { // not an address (host:port), one not on this machine, a port refused...
+				return nil, fmt.Errorf("--listen %s: %w", listen, err)
+			}
 			who := "another process"
 			if pid := readPID(note); pid != "?" && alive(pid) {
 				who = "another flotilla up (PID " + pid + ")"

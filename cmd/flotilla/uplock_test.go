@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestUpRefusesADataDirOrAddressAnotherUpHolds(t *testing.T) {
@@ -48,5 +50,24 @@ func TestUpRefusesADataDirOrAddressAnotherUpHolds(t *testing.T) {
 	_, err = holdUp(t.TempDir(), addr)
 	if err == nil || !strings.Contains(err.Error(), "is held by another flotilla up (PID "+pid+")") {
 		t.Errorf("an address another up noted: %v", err)
+	}
+}
+
+func TestUpNamesWhatIsWrongWithAListenAddressNoOneHolds(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	for _, tc := range []struct{ listen, want string }{
+		{"garbage", "--listen garbage: listen tcp: address garbage: missing port in address"},
+		{"127.0.0.1:99999", "--listen 127.0.0.1:99999: listen tcp: address 99999: invalid port"},
+	} {
+		t.Run(tc.listen, func(t *testing.T) {
+			l, err := holdUp(t.TempDir(), tc.listen)
+			if err == nil {
+				l.release()
+				t.Fatal("up took the address")
+			}
+			if diff := cmp.Diff(tc.want, err.Error()); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -26,6 +26,13 @@ func TestApplyAndJoinWarnBeforeSurprises(t *testing.T) {
 		t.Fatal(err)
 	}
 	typo := write("typo.yaml", "apiVersion: app/v1\nkind: Deployment\nmetadata: {name: typo}\nspec:\n  replicas: 1\n")
+	rb := write("rb.yaml", `apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata: {name: my-app-deployment, namespace: default}
+spec:
+  resource: {apiVersion: apps/v1, kind: Deployment, namespace: default, name: my-app}
+  clusters: [{name: cluster1, replicas: 6}]
+`)
 	kubeconfig := write("again.kubeconfig", `apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "https://cluster1.example.com:6443", insecure-skip-tls-verify: true}}]
@@ -43,6 +50,9 @@ current-context: c
 		{"the app/v1 typo is refused and nothing is applied", []string{"apply", "-f", typo, "--timeout", "20s"}, 1,
 			"error: " + typo + ": document 1: line 1: apiVersion: app/v1 Deployment is no kind Flotilla knows (did you mean apps/v1 or apps/v1beta1 or apps/v1beta2 or extensions/v1beta1?): " +
 				"a typo would start a new kind of template; pass --allow-unknown-kinds to apply a custom resource\nnothing was applied: 1 error(s)\n", ""},
+		{"a ResourceBinding (what get placements -o yaml prints) is refused and nothing is applied", []string{"apply", "-f", rb, "--timeout", "20s"}, 1,
+			"error: " + rb + ": document 1: line 1: kind: ResourceBinding is a placement Flotilla decides (flotilla get placements shows them); it is not applied: " +
+				"apply the template and its policy instead\nnothing was applied: 1 error(s)\n", ""},
 		{"a custom resource whose CRD comes in the same apply is known", []string{"apply", "-f", write("widget.yaml", `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
 metadata: {name: widgets.example.flotilla.io}

@@ -3,11 +3,13 @@ package strictyaml
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -169,7 +171,13 @@ func (w *Checker) walk(v *Node, t reflect.Type, path string, line int) any {
 		if err == nil {
 			err = json.Unmarshal(data, reflect.New(t).Interface())
 		}
-		if err != nil {
+		var timeErr *time.ParseError
+		switch {
+		case errors.As(err, &timeErr):
+			// Go's own wording names its reference layout, not the format.
+			w.errorAt(path, line, fmt.Sprintf("invalid value %q: must be an RFC 3339 time such as 2026-01-02T15:04:05Z", timeErr.Value))
+			return nil
+		case err != nil:
 			w.errorAt(path, line, "invalid value: "+strings.TrimPrefix(err.Error(), "json: "))
 			return nil
 		}

@@ -1,8 +1,10 @@
 package validation
 
 import (
+	"maps"
 	"net/url"
 	"reflect"
+	"slices"
 
 	"github.com/flotilla-io/flotilla/events/policy"
 	corev1 "k8s.io/api/core/v1"
@@ -44,6 +46,35 @@ func checkCluster(obj map[string]any, rep *report) {
 			rep.required(tp + ".effect")
 		}
 		rep.enum(tp+".effect", string(t.Effect), "NoSchedule", "PreferNoSchedule", "NoExecute")
+	}
+	checkClusterStatus(&c.Status, rep)
+}
+
+// checkClusterStatus judges what flotilla simulate reads of a status
+// (healthd writes a joined cluster's own): each condition's type and
+// status, and the resource summary's quantities, none of them negative.
+func checkClusterStatus(st *policy.ClusterStatus, rep *report) {
+	for i, c := range st.Conditions {
+		cp := idx("status.conditions", i)
+		if c.Type == "" {
+			rep.required(cp + ".type")
+		}
+		if c.Status == "" {
+			rep.required(cp + ".status")
+		}
+		rep.enum(cp+".status", string(c.Status), string(metav1.ConditionTrue), string(metav1.ConditionFalse), string(metav1.ConditionUnknown))
+	}
+	if rs := st.ResourceSummary; rs != nil {
+		for _, f := range []struct {
+			name string
+			list corev1.ResourceList
+		}{{"allocatable", rs.Allocatable}, {"allocating", rs.Allocating}, {"allocated", rs.Allocated}} {
+			for _, name := range slices.Sorted(maps.Keys(f.list)) {
+				if q := f.list[name]; q.Sign() < 0 {
+					rep.errorf("status.resourceSummary."+f.name+"["+string(name)+"]", "invalid value %q: must not be negative", q.String())
+				}
+			}
+		}
 	}
 }
 
@@ -142,10 +173,15 @@ func checkBinding(obj map[string]any, rep *report) {
 	if rb.Spec.Replicas < 0 {
 		rep.errorf("spec.replicas", "invalid value %d: must be greater than or equal to 0", rb.Spec.Replicas)
 	}
+	seen := map[string]int{}
 	for i, c := range rb.Spec.Clusters {
 		cp := idx("spec.clusters", i)
 		if c.Name == "" {
 			rep.required(cp + ".name")
+		} else if first, dup := seen[c.Name]; dup {
+			rep.errorf(cp+".name", "duplicate value %q: spec.clusters[%d] names it already", c.Name, first)
+		} else {
+			seen[c.Name] = i
 		}
 		if c.Replicas < 0 {
 			rep.errorf(cp+".replicas", "invalid value %d: must be greater than or equal to 0", c.Replicas)

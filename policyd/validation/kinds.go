@@ -319,3 +319,15 @@ func UnknownKind(apiVersion, kind string) (unknown bool, suggest []string) {
 	slices.Sort(suggest)
 	return true, slices.Compact(suggest)
 }
+
+// Unappliable says why an object of apiVersion/kind may not be applied
+// ("" when it may): a work.karmada.io (Cluster)ResourceBinding is a
+// placement schedulerd decides, which `flotilla get placements -o yaml`
+// prints in Karmada's shape and `flotilla simulate` reads; applied, it
+// would become a template of its own and be propagated.
+func Unappliable(apiVersion, kind string) string {
+	if group, _, _ := strings.Cut(apiVersion, "/"); group == groupWork {
+		return kind + " is a placement Flotilla decides (flotilla get placements shows them); it is not applied: apply the template and its policy instead"
+	}
+	return ""
+}

@@ -399,6 +399,44 @@ spec:
 			errs: []want{{1, 7, "spec.clusters[0].replica", `unknown field "replica"`}},
 		},
 		{
+			name: "a Cluster's status is read strictly: condition statuses and quantities a simulation would use",
+			src: `apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: c}
+spec: {syncMode: Push, apiEndpoint: "https://10.0.0.1"}
+status:
+  conditions:
+  - {type: Ready, status: Maybe, reason: r, message: m, lastTransitionTime: "2026-01-01T00:00:00Z"}
+  - {type: "", status: "True", reason: r, message: m, lastTransitionTime: "2026-01-01T00:00:00Z"}
+  resourceSummary:
+    allocatable: {cpu: "4", memory: -5Gi}
+    allocated: {pods: "-1"}
+`,
+			errs: []want{
+				{1, 7, "status.conditions[0].status", `unsupported value "Maybe": must be one of True, False, Unknown`},
+				{1, 8, "status.conditions[1].type", "required value"},
+				{1, 10, "status.resourceSummary.allocatable[memory]", `invalid value "-5Gi": must not be negative`},
+				{1, 11, "status.resourceSummary.allocated[pods]", `invalid value "-1": must not be negative`},
+			},
+		},
+		{
+			name: "a ResourceBinding names each target cluster once, and a bad time says the format",
+			src: `apiVersion: work.karmada.io/v1alpha2
+kind: ResourceBinding
+metadata: {name: b}
+spec:
+  resource: {apiVersion: apps/v1, kind: Deployment, name: web}
+  clusters:
+  - {name: a, replicas: 1}
+  - {name: a, replicas: 2}
+  rescheduleTriggeredAt: not-a-time
+`,
+			errs: []want{
+				{1, 8, "spec.clusters[1].name", `duplicate value "a": spec.clusters[0] names it already`},
+				{1, 9, "spec.rescheduleTriggeredAt", `invalid value "not-a-time": must be an RFC 3339 time such as 2026-01-02T15:04:05Z`},
+			},
+		},
+		{
 			name: "a policy without resource selectors is refused",
 			src:  "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p}\nspec:\n  placement: {}\n",
 			errs: []want{{1, 4, "spec.resourceSelectors", "at least one resource selector"}},

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
+	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/sealing"
+)
+
+// joinBus starts a bus with policyd and a credentials key announced, as
+// flotilla up has them before any member joins.
+func joinBus(t *testing.T) (string, *natsbus.Bus) {
+	t.Helper()
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	url, bus := eventstest.Server(t)
+	t.Cleanup(startPolicyd(t, bus))
+	key, err := sealing.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sealing.Announce(context.Background(), bus, key, "/test"); err != nil {
+		t.Fatal(err)
+	}
+	return url, bus
+}
+
+// writeKubeconfig writes a token kubeconfig for server (nothing listens
+// there: join's cluster-admin check fails at once and says nothing) whose
+// current-context is current.
+func writeKubeconfig(t *testing.T, name, server, current string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	doc := fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: m, cluster: {server: %q, insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: m, context: {cluster: m, user: u}}]
+current-context: %s
+`, server, current)
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// inputMessages counts the requests stored on the input stream.
+func inputMessages(t *testing.T, bus *natsbus.Bus) uint64 {
+	t.Helper()
+	s, err := bus.JetStream().Stream(context.Background(), events.StreamInput)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// A join policyd would refuse, or whose kubeconfig names no server, fails
+// before anything is published or created in the member: the error names
+// the field path (validated with policyd's validator) or the kubeconfig
+// file and its context.
+func TestJoinRefusesBadInputBeforePublishingAnything(t *testing.T) {
+	url, bus := joinBus(t)
+	good := writeKubeconfig(t, "c1.kubeconfig", "https://127.0.0.1:1", "m")
+	if out, errOut, err := runCLI(t, url, "join", "c1", "--cluster-kubeconfig", good); err != nil {
+		t.Fatalf("join c1: %v\n%s%s", err, out, errOut)
+	}
+	fresh := writeKubeconfig(t, "fresh.kubeconfig", "https://127.0.0.1:2", "m")
+	nope := writeKubeconfig(t, "nope.kubeconfig", "https://127.0.0.1:3", "nope")
+	serverless := writeKubeconfig(t, "serverless.kubeconfig", "", "m")
+	for _, tt := range []struct {
+		name       string
+		args       []string
+		wantStderr string
+		wantErr    string
+	}{
+		{"a cluster name that is no DNS label", []string{"join", "Bad_Name", "--cluster-kubeconfig", fresh},
+			"error: cluster.cluster.karmada.io/Bad_Name: metadata.name: ", "invalid input"},
+		{"a bad label on a joined cluster leaves its kubeconfig as it is", []string{"join", "c1", "--cluster-kubeconfig", good, "--labels", "Bad Key=v"},
+			`error: cluster.cluster.karmada.io/c1: metadata.labels[Bad Key]: invalid key "Bad Key"`, "invalid input"},
+		{"a bad name with --create-service-account touches no member", []string{"join", "Bad_Name", "--cluster-kubeconfig", fresh, "--create-service-account"},
+			"error: cluster.cluster.karmada.io/Bad_Name: metadata.name: ", "invalid input"},
+		{"a current-context that names no context", []string{"join", "c2", "--cluster-kubeconfig", nope},
+			"", "--cluster-kubeconfig " + nope + `: current-context "nope": no such context (it has m)`},
+		{"a current context whose cluster has no server", []string{"join", "c2", "--cluster-kubeconfig", serverless},
+			"", "--cluster-kubeconfig " + serverless + `: context "m": cluster "m" has no server`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := inputMessages(t, bus)
+			out, errOut, err := runCLI(t, url, tt.args...)
+			if diff := cmp.Diff(1, statusOf(err)); diff != "" {
+				t.Errorf("exit status (-want +got):\n%s\n%v\n%s%s", diff, err, out, errOut)
+			}
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("error %v, want %q", err, tt.wantErr)
+			}
+			if !strings.Contains(errOut, tt.wantStderr) {
+				t.Errorf("stderr:\n%s\nwant it to have:\n%s", errOut, tt.wantStderr)
+			}
+			if diff := cmp.Diff("", out); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(before, inputMessages(t, bus)); diff != "" {
+				t.Errorf("requests published (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
