@@ -91,7 +91,7 @@ spec:
 			errorMessage: "1 object(s) stored on the bus, not confirmed within 1s (consumer policyd-input busy: 1 waiting, 0 unacknowledged)"},
 		{name: "a deletion policyd confirms exits 0", policyd: policydRunning, doc: deployment("2"), verb: "delete", timeout: "20s",
 			want: 0, stdout: "deployment.apps/web deleted", notInStderr: "not confirmed"},
-		{name: "a deletion stored while no policyd ever ran exits 3", policyd: policydNever, doc: deployment("2"), verb: "delete", timeout: "1s",
+		{name: "a deletion of an accepted object stored while policyd is down exits 3", policyd: policydStopped, doc: deployment("2"), verb: "delete", timeout: "1s",
 			want:   3,
 			stderr: []string{"deployment.apps/web stored on the bus, not confirmed within 1s: is policyd running?"}},
 	} {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/policyd/validation"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
@@ -25,23 +27,36 @@ func newDelete(g *globals) *cobra.Command {
 delete waits up to --timeout for policyd to confirm every removal, also
 while the daemons are starting. Exit status, as for apply: 0 every removal
 confirmed, 1 one refused or an error, 3 every request stored on the bus but
-not all confirmed within --timeout.`,
+not all confirmed within --timeout.
+
+As kubectl's, -n is also the namespace of the objects in -f files that
+name none, and an object there naming another namespace than -n is an
+error. An object policyd has not accepted is not found: delete says so,
+publishes nothing for it, deletes the others and exits 1.`,
 		Example: "  flotilla delete -f examples/seed000/my-app.yaml\n  flotilla delete deployment/my-app -n default\n" +
 			"  flotilla delete pp my-app-policy\n  flotilla delete deploy,svc my-app",
 		ValidArgsFunction: completeResources(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			var targets []objectRef
+			var fromFiles []fileRef
 			if len(files) > 0 {
 				res, err := load(cmd, files)
 				if err != nil {
 					return err
 				}
-				for _, d := range res.Docs {
-					targets = append(targets, objectRef{d.APIVersion, d.Kind, d.Namespace, d.Name})
+				if fromFiles, err = fileTargets(res.Docs, namespace, cmd.Flags().Changed("namespace")); err != nil {
+					return err
 				}
 			}
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
+				if len(fromFiles) == 0 && len(args) == 0 {
+					return errors.New("name what to delete: -f FILE, TYPE NAME or TYPE/NAME")
+				}
+				accepted, err := readPublished(ctx, bus)
+				if err != nil {
+					return err
+				}
+				targets, missing := acceptedOnly(cmd.ErrOrStderr(), accepted, fromFiles)
 				if len(args) > 0 {
 					named, err := resolveNamed(ctx, bus, args, namespace)
 					if err != nil {
@@ -50,11 +65,7 @@ not all confirmed within --timeout.`,
 					targets = append(targets, named...)
 				}
 				if len(targets) == 0 {
-					return errors.New("name what to delete: -f FILE, TYPE NAME or TYPE/NAME")
-				}
-				accepted, err := readPublished(ctx, bus)
-				if err != nil {
-					return err
+					return exitError{fmt.Errorf("%d object(s) not found", missing)}
 				}
 				var keys []events.ObjectKey
 				for _, t := range targets {
@@ -67,14 +78,68 @@ not all confirmed within --timeout.`,
 				if err != nil {
 					return err
 				}
-				return publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, msgs, timeout)
+				err = publishAndConfirm(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, msgs, timeout)
+				if missing > 0 { // kubectl's status: 1 while anything was not found
+					if err != nil {
+						return exitError{fmt.Errorf("%d object(s) not found; %w", missing, err)}
+					}
+					return exitError{fmt.Errorf("%d object(s) not found", missing)}
+				}
+				return err
 			})
 		},
 	}
 	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
-	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of KIND/NAME")
+	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of TYPE NAME, and of the objects in -f files that name none")
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
 	return c
+}
+
+// fileRef is an object named in a -f file.
+type fileRef struct {
+	objectRef
+	file string
+}
+
+// fileTargets are the objects of docs to delete. As kubectl's -n, namespace
+// is the namespace of the namespaced objects whose document names none;
+// when it was given (explicit), an object naming another one is an error.
+func fileTargets(docs []validation.Document, namespace string, explicit bool) ([]fileRef, error) {
+	var out []fileRef
+	for _, d := range docs {
+		ns := d.Namespace
+		switch {
+		case d.NamespaceDefaulted:
+			ns = namespace
+		case explicit && d.Namespaced && ns != namespace:
+			return nil, fmt.Errorf("%s: document %d: the namespace from the provided object %q does not match the namespace %q: "+
+				"pass -n %s to delete it", d.File, d.Index, ns, namespace, ns)
+		}
+		out = append(out, fileRef{objectRef{d.APIVersion, d.Kind, ns, d.Name}, d.File})
+	}
+	return out, nil
+}
+
+// acceptedOnly returns the objects of refs policyd has accepted, as
+// `delete TYPE NAME` finds them (readmodel.Published), and how many it has
+// not: each of those is reported on errw as not found, and nothing is
+// published for it (kubectl: NotFound, exit status 1).
+func acceptedOnly(errw io.Writer, accepted readmodel.Published, refs []fileRef) ([]objectRef, int) {
+	var out []objectRef
+	missing := 0
+	for _, r := range refs {
+		if _, ok := accepted.Records[events.KeyOf(r.apiVersion, r.kind, r.namespace, r.name)]; ok {
+			out = append(out, r.objectRef)
+			continue
+		}
+		missing++
+		where := ""
+		if r.namespace != "" {
+			where = " in namespace " + r.namespace
+		}
+		fmt.Fprintf(errw, "error: %s: %s not found%s\n", r.file, label(r.kind, r.apiVersion, r.name), where)
+	}
+	return out, missing
 }
 
 // deletions are the requests that delete targets.

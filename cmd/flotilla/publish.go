@@ -18,7 +18,7 @@ import (
 
 func newPublish(g *globals) *cobra.Command {
 	var file, subject string
-	var allowDuplicates bool
+	var allowDuplicates, validate bool
 	c := &cobra.Command{
 		Use:   "publish -f event.json",
 		Short: "Publish CloudEvents (structured JSON) from an external system",
@@ -29,8 +29,13 @@ the object in data>, exactly as flotilla apply/delete would, and policyd
 treats them the same way (it validates them: a bad one is dead-lettered with
 the reason). --subject overrides the NATS subject.
 
-An array is checked whole first: if any element is not a valid CloudEvent,
-or two elements share an id, nothing is sent. The event id is JetStream's
+An array is checked whole first: if any element is not a valid CloudEvent
+1.0, is one policyd would certainly dead-letter (a type not in the event
+catalogue or not an input on an input subject, an applied object its
+validator refuses, a deletion naming no object), or two elements share an
+id, nothing is sent and every problem is reported with the element's
+number and the field. --validate=false sends what policyd will refuse (to
+see it dead-lettered); the CloudEvents themselves are still checked. The event id is JetStream's
 de-duplication id: an event whose id the stream has already seen (within its
 5-minute duplicate window) is not stored, and publish says so and exits 1.
 With --allow-duplicates such an event counts as published when its content
@@ -44,7 +49,7 @@ retry of the same event is idempotent; different content is still refused.`,
 			if err != nil {
 				return err
 			}
-			out, err := decodePending(raw, file, subject, allowDuplicates)
+			out, err := decodePending(raw, file, subject, allowDuplicates, validate)
 			if err != nil {
 				return err
 			}
@@ -68,6 +73,7 @@ retry of the same event is idempotent; different content is still refused.`,
 	}
 	c.Flags().StringVarP(&file, "filename", "f", "", "event file (JSON), or - for stdin")
 	c.Flags().StringVar(&subject, "subject", "", "NATS subject (default: derived from the event)")
+	c.Flags().BoolVar(&validate, "validate", true, "refuse events policyd is certain to dead-letter (false: send them, to test dead-lettering)")
 	c.Flags().BoolVar(&allowDuplicates, "allow-duplicates", false, "accept an event whose id is already stored when its content is identical (an idempotent retry)")
 	_ = c.MarkFlagRequired("filename")
 	return c
@@ -80,42 +86,59 @@ type pending struct {
 	subject string // NATS subject
 }
 
-// decodePending decodes and validates every event of raw (one structured
+// decodePending decodes and checks every event of raw (one structured
 // CloudEvent or an array of them) before anything is sent, so an array is
-// published whole or not at all as far as its own content can tell. Two
-// elements sharing an id are refused unless allowDuplicates is set and their
-// content is identical (JetStream would store only the first).
-func decodePending(raw []byte, file, subject string, allowDuplicates bool) ([]pending, error) {
+// published whole or not at all as far as its own content can tell: an
+// element that is not a CloudEvent 1.0, or that policyd would certainly
+// dead-letter (inputChecks, unless validate is false), stops it, and every
+// such problem of every element is reported. Two elements sharing an id are refused unless
+// allowDuplicates is set and their content is identical (JetStream would
+// store only the first). An empty array is an error: there is nothing to
+// publish.
+func decodePending(raw []byte, file, subject string, allowDuplicates, validate bool) ([]pending, error) {
 	var list []json.RawMessage
 	if strings.HasPrefix(strings.TrimSpace(string(raw)), "[") {
 		if err := json.Unmarshal(raw, &list); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
+		if len(list) == 0 {
+			return nil, fmt.Errorf("%s: no events: the array is empty\n(nothing was published)", file)
+		}
 	} else {
 		list = []json.RawMessage{raw}
 	}
 	out := make([]pending, 0, len(list))
-	first := map[string]int{} // event id -> index in out
+	var problems []string
+	type firstOf struct{ at, element int } // index in out, element number
+	first := map[string]firstOf{}          // by event id
 	for i, r := range list {
-		var e events.Event
-		if err := json.Unmarshal(r, &e); err != nil {
-			return nil, fmt.Errorf("%s: event %d: not a CloudEvent in structured JSON: %w (nothing was published)", file, i+1, err)
-		}
-		if err := e.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: event %d: %w (nothing was published)", file, i+1, err)
-		}
-		o := pending{name: fmt.Sprintf("%s: event %d (id %q)", file, i+1, e.ID()), event: e, subject: subject}
-		if o.subject == "" {
-			o.subject = inputSubjectFor(e)
-		}
-		if j, seen := first[e.ID()]; seen {
-			if !allowDuplicates || !sameContent(out[j].subject, out[j].event, o.subject, e) {
-				return nil, fmt.Errorf("%s: duplicate id of event %d: only the first would be stored (nothing was published)", o.name, j+1)
+		e, bad := decodeEvent(r)
+		if len(bad) == 0 {
+			o := pending{name: fmt.Sprintf("%s: event %d (id %q)", file, i+1, e.ID()), event: e, subject: subject}
+			if o.subject == "" {
+				o.subject = inputSubjectFor(e)
 			}
-		} else {
-			first[e.ID()] = len(out)
+			if validate {
+				bad = inputChecks(e, o.subject)
+			}
+			if f, seen := first[e.ID()]; seen {
+				if !allowDuplicates || !sameContent(out[f.at].subject, out[f.at].event, o.subject, e) {
+					bad = append(bad, fmt.Sprintf("duplicate id of event %d: only the first would be stored", f.element))
+				}
+			} else {
+				first[e.ID()] = firstOf{len(out), i + 1}
+			}
+			out = append(out, o)
 		}
-		out = append(out, o)
+		for _, b := range bad {
+			problems = append(problems, fmt.Sprintf("%s: event %d: %s", file, i+1, b))
+			if e.ID() != "" {
+				problems[len(problems)-1] = fmt.Sprintf("%s: event %d (id %q): %s", file, i+1, e.ID(), b)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "\n") + "\n(nothing was published)")
 	}
 	return out, nil
 }

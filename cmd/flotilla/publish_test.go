@@ -142,7 +142,7 @@ func TestPublishOfAnArraySendsNothingWhenAnyElementIsRefused(t *testing.T) {
 		{
 			name:     "an element that is not a CloudEvent",
 			elements: []string{colour("red", "a"), `{"specversion":"1.0","type":"x","id":"b"}`, colour("blue", "c")},
-			wantErr:  "event 2: ",
+			wantErr:  `event 2 (id "b"): source: REQUIRED`,
 			want:     map[string][]string{},
 		},
 		{
@@ -207,4 +207,78 @@ func TestPublishRetryOfAPartlyStoredArrayStoresTheRestWithAllowDuplicates(t *tes
 	if diff := cmp.Diff(map[string][]string{paintSubject: {"red", "blue"}}, storedInputs(t, bus)); diff != "" {
 		t.Errorf("stored inputs (-want +got):\n%s", diff)
 	}
+}
+
+// publish refuses, before sending anything, every element policyd is
+// certain to dead-letter, and reports each problem with the element's
+// number and the field; an empty array is an error too.
+func TestPublishRefusesEventsPolicydWouldDeadLetterNamingElementAndField(t *testing.T) {
+	url, bus := eventstest.Server(t)
+	good := strings.Replace(publishedEvent, "REPLACE", "red", 1)
+	event := func(id, extra string) string {
+		return `{"specversion":"1.0","source":"/ci","id":"` + id + `",` + extra + `}`
+	}
+	deployment := `"data":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web","namespace":"shop"},` +
+		`"spec":{"replcas":2,"selector":{"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}`
+	for _, c := range []struct {
+		name     string
+		elements []string // published as an array; one element alone
+		// wantErr is the error, FILE standing for the file's name.
+		wantErr string
+	}{
+		{"a specversion other than 1.0",
+			[]string{good, strings.Replace(good, `"1.0"`, `"0.3"`, 1)},
+			`FILE: event 2: specversion: unsupported value "0.3": must be "1.0" (Flotilla's events are CloudEvents 1.0)`},
+		{"a type the catalogue does not have",
+			[]string{event("a", `"type":"io.flotilla.object.aplied.v1","data":{}`)},
+			`FILE: event 1 (id "a"): type: unknown event type "io.flotilla.object.aplied.v1": not in Flotilla's event catalogue ` +
+				`(inputs: io.flotilla.object.applied.v1, io.flotilla.object.deleted.v1, io.flotilla.secret.sealed.v1, io.flotilla.reschedule.requested.v1)`},
+		{"a catalogued type that is no input, on an input subject",
+			[]string{event("a", `"type":"io.flotilla.placement.decided.v1","data":{}`)},
+			`FILE: event 1 (id "a"): type: io.flotilla.placement.decided.v1 is not an input: policyd takes only ` +
+				`io.flotilla.object.applied.v1, io.flotilla.object.deleted.v1, io.flotilla.secret.sealed.v1, io.flotilla.reschedule.requested.v1 on flotilla.input.> (--subject sends it elsewhere)`},
+		{"applied data that is not an object",
+			[]string{event("a", `"type":"io.flotilla.object.applied.v1","data":"hello"`)},
+			`FILE: event 1 (id "a"): data: must be a Kubernetes object (a JSON object), got a string`},
+		{"an applied object policyd's validator refuses",
+			[]string{event("a", `"type":"io.flotilla.object.applied.v1",`+deployment)},
+			`FILE: event 1 (id "a"): data.spec.replcas: unknown field "replcas" (did you mean "replicas"?)`},
+		{"a deletion naming no object",
+			[]string{event("a", `"type":"io.flotilla.object.deleted.v1","data":{"kind":"ConfigMap"}`)},
+			`FILE: event 1 (id "a"): data: must name the object: apiVersion, kind and metadata.name`},
+		{"data that is not JSON, without the decoder's internals",
+			[]string{event("a", `"type":"io.flotilla.object.applied.v1","datacontenttype":"text/plain","data":{"a":1}`)},
+			`FILE: event 1: datacontenttype: unsupported value "text/plain": Flotilla's events carry JSON data (application/json)`},
+		{"a missing id, every element's problem reported",
+			[]string{`{"specversion":"1.0","source":"/ci","type":"io.flotilla.object.applied.v1","data":{}}`, event("b", `"type":"nope"`)},
+			"FILE: event 1: id: MUST be a non-empty string\n" + `FILE: event 2 (id "b"): type: unknown event type "nope": not in Flotilla's event catalogue ` +
+				`(inputs: io.flotilla.object.applied.v1, io.flotilla.object.deleted.v1, io.flotilla.secret.sealed.v1, io.flotilla.reschedule.requested.v1)`},
+		{"an empty array", nil, "FILE: no events: the array is empty"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := "[" + strings.Join(c.elements, ",\n") + "]"
+			file := writeEvent(t, doc)
+			_, _, err := runCLI(t, url, "publish", "-f", file)
+			got := "<nil>"
+			if err != nil {
+				got = strings.ReplaceAll(err.Error(), file, "FILE")
+			}
+			if diff := cmp.Diff(c.wantErr+"\n(nothing was published)", got); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(map[string][]string{}, storedInputs(t, bus)); diff != "" {
+				t.Errorf("stored inputs (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("--validate=false sends what policyd will refuse, to see it dead-lettered", func(t *testing.T) {
+		typo := strings.Replace(good, `"data":{"colour"`, `"dta":{"colour"`, 1)
+		if _, _, err := runCLI(t, url, "publish", "-f", writeEvent(t, typo)); err == nil || !strings.Contains(err.Error(), `data.dta: unknown field "dta"`) {
+			t.Fatalf("publish of a ConfigMap with a typo: want it refused, got %v", err)
+		}
+		out, _, err := runCLI(t, url, "publish", "-f", writeEvent(t, typo), "--validate=false")
+		if err != nil || !strings.Contains(out, "published io.flotilla.object.applied.v1 ci-1") {
+			t.Fatalf("publish --validate=false: %v, stdout %q", err, out)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,8 +41,8 @@ column (the id of the event that caused it) and prints every SUMMARY whole
 		Example: "  flotilla replay --since 1h\n  flotilla replay --since 10m --subject 'flotilla.placement.>'\n  flotilla replay --since 10m --subject 'flotilla.object.>' --subject 'flotilla.binding.>'\n  flotilla replay --stream FLOTILLA_PLACEMENT --from-seq 1 -o json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if fromSeq > 0 && stream == "" {
-				return fmt.Errorf("--from-seq needs --stream (sequence numbers are per stream)")
+			if err := checkReplayFlags(since, fromSeq, stream, output, subjects); err != nil {
+				return err
 			}
 			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
 				opts := natsbus.ReplayOptions{FromSeq: fromSeq}
@@ -120,9 +121,37 @@ column (the id of the event that caused it) and prints every SUMMARY whole
 	c.Flags().Uint64Var(&fromSeq, "from-seq", 0, "start at this sequence of --stream")
 	c.Flags().StringArrayVar(&subjects, "subject", nil, "only this NATS subject (wildcards allowed: flotilla.placement.>); repeat for several")
 	c.Flags().StringVar(&stream, "stream", "", "only this stream (FLOTILLA_INPUT, FLOTILLA_POLICY, FLOTILLA_HEALTH, FLOTILLA_PLACEMENT, FLOTILLA_WORK, FLOTILLA_DEADLETTER)")
-	c.Flags().StringVarP(&output, "output", "o", "", "json: one JSON object per event")
+	c.Flags().StringVarP(&output, "output", "o", "", "json: one JSON object per event (default: a table)")
 	c.Flags().BoolVar(&wide, "wide", false, "add CAUSATION and print every SUMMARY whole")
 	return c
+}
+
+// checkReplayFlags refuses what replay cannot honour, before it reads
+// anything: an output format it does not print, a stream there is not, a
+// subject NATS would not take as a filter, a negative --since.
+func checkReplayFlags(since time.Duration, fromSeq uint64, stream, output string, subjects []string) error {
+	if output != "" && output != "json" {
+		return fmt.Errorf("-o %s: unknown output format: replay prints a table, or with -o json one JSON object per event", output)
+	}
+	if since < 0 {
+		return fmt.Errorf("--since %s: must not be negative (it counts back from now)", since)
+	}
+	if stream != "" && !slices.ContainsFunc(events.Streams, func(s events.StreamSpec) bool { return strings.EqualFold(stream, s.Name) }) {
+		names := make([]string, 0, len(events.Streams))
+		for _, s := range events.Streams {
+			names = append(names, s.Name)
+		}
+		return fmt.Errorf("no stream %s (streams: %s)", stream, strings.Join(names, ", "))
+	}
+	if fromSeq > 0 && stream == "" {
+		return fmt.Errorf("--from-seq needs --stream (sequence numbers are per stream)")
+	}
+	for _, subj := range subjects {
+		if !natsbus.ValidSubjectFilter(subj) {
+			return fmt.Errorf("--subject %q: not a NATS subject: dot-separated tokens, none empty or with spaces, and > only as the last token", subj)
+		}
+	}
+	return nil
 }
 
 // summaryWidth is where replay cuts a SUMMARY without --wide.

@@ -3,12 +3,14 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/natsbus"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
@@ -25,7 +27,12 @@ their free capacity plus what the template already runs as weights, and
 clears the evictions failover left. Like Karmada's WorkloadRebalancer it
 takes a list: templates by TYPE NAME or TYPE/NAME, every template whose
 labels match -l, every template a policy claims (--policy, e.g. after a
-failover moved a Deployment and its Service), or every template (--all).`,
+failover moved a Deployment and its Service), or every template (--all).
+
+Only a template a policy claims can be placed afresh: one named that no
+policy claims is an error (nothing is published for it; the others are
+rescheduled, and the exit status is 1), and -l, --policy and --all pass
+such templates over. --policy names a policy that must exist.`,
 		Example: "  flotilla reschedule deployment/my-app -n default\n  flotilla reschedule deploy,svc my-app\n" +
 			"  flotilla reschedule --policy my-app-policy\n  flotilla reschedule -l app=web\n  flotilla reschedule --all -A",
 		ValidArgsFunction: completeResources(g),
@@ -38,30 +45,48 @@ failover moved a Deployment and its Service), or every template (--all).`,
 			if len(args) == 0 && selector == "" && policyName == "" && !all {
 				return errors.New("name what to reschedule: TYPE NAME, TYPE/NAME, -l SELECTOR, --policy NAME or --all")
 			}
+			if all && len(args) > 0 {
+				return errors.New("--all takes no names: give TYPE NAME... or --all, not both")
+			}
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
-				var targets []objectRef
+				p, err := readPublished(ctx, bus)
+				if err != nil {
+					return err
+				}
+				ns := namespace
+				if allNS {
+					ns = ""
+				}
+				if policyName != "" && !policyExists(p, policyName, ns) {
+					where := "in namespace " + namespace
+					if allNS {
+						where = "in any namespace"
+					}
+					return fmt.Errorf("--policy %s: no propagationpolicy %s %s, nor a clusterpropagationpolicy", policyName, policyName, where)
+				}
+				var named []objectRef
 				if len(args) > 0 {
-					named, err := resolveNamed(ctx, bus, args, namespace)
-					if err != nil {
+					if named, err = resolveNamed(ctx, bus, args, namespace); err != nil {
 						return err
 					}
-					targets = append(targets, named...)
+				}
+				claimed, unclaimed := splitClaimed(p, named, nil)
+				for _, t := range unclaimed {
+					fmt.Fprintf(cmd.ErrOrStderr(), "error: %s: not rescheduled: no policy claims it (policyd places only what a policy claims)\n", label(t.kind, t.apiVersion, t.name))
 				}
 				if selector != "" || policyName != "" || all {
-					p, err := readPublished(ctx, bus)
-					if err != nil {
-						return err
+					// A selection takes the templates a policy claims; it
+					// says how many others it passed over.
+					picked, passed := splitClaimed(p, selectTemplates(p, sel, policyName, ns), slices.Concat(claimed, unclaimed))
+					claimed = append(claimed, picked...)
+					if len(passed) > 0 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "%d matching template(s) passed over: no policy claims them\n", len(passed))
 					}
-					ns := namespace
-					if allNS {
-						ns = ""
-					}
-					targets = append(targets, selectTemplates(p, sel, policyName, ns)...)
 				}
-				if len(targets) == 0 {
-					return errors.New("no template matches: nothing to reschedule")
+				if len(claimed) == 0 && len(unclaimed) == 0 {
+					return errors.New("no template a policy claims matches: nothing to reschedule")
 				}
-				for _, t := range targets {
+				for _, t := range claimed {
 					k, e, err := t.request(events.TypeRescheduleRequested)
 					if err != nil {
 						return err
@@ -71,7 +96,12 @@ failover moved a Deployment and its Service), or every template (--all).`,
 					}
 					fmt.Fprintf(cmd.OutOrStdout(), "%s reschedule requested\n", label(t.kind, t.apiVersion, t.name))
 				}
-				fmt.Fprintln(cmd.ErrOrStderr(), "follow with: flotilla watch placements")
+				if len(claimed) > 0 {
+					fmt.Fprintln(cmd.ErrOrStderr(), "follow with: flotilla watch placements")
+				}
+				if len(unclaimed) > 0 {
+					return exitError{fmt.Errorf("%d template(s) not rescheduled: no policy claims them", len(unclaimed))}
+				}
 				return nil
 			})
 		},
@@ -107,4 +137,42 @@ func selectTemplates(p readmodel.Published, sel labels.Selector, policyName, nam
 		out = append(out, objectRef{r.APIVersion, r.Key.Kind, r.Key.Namespace, r.Key.Name})
 	}
 	return out
+}
+
+// splitClaimed splits targets, without repeats and leaving out those in
+// already, into the templates a policy has placed (a live binding: what
+// policyd reschedules) and those it would refuse (policyd dead-letters a
+// reschedule of a template no policy claims).
+func splitClaimed(p readmodel.Published, targets, already []objectRef) (claimed, unclaimed []objectRef) {
+	seen := map[objectRef]bool{}
+	for _, t := range already {
+		seen[t] = true
+	}
+	for _, t := range targets {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if p.Live[events.KeyOf(t.apiVersion, t.kind, t.namespace, t.name)] {
+			claimed = append(claimed, t)
+		} else {
+			unclaimed = append(unclaimed, t)
+		}
+	}
+	return claimed, unclaimed
+}
+
+// policyExists reports whether a propagation policy named name is
+// accepted: a PropagationPolicy in namespace (any for ""), or a
+// ClusterPropagationPolicy.
+func policyExists(p readmodel.Published, name, namespace string) bool {
+	for k, r := range p.Records {
+		if r.Role != events.RolePolicy || k.Name != name {
+			continue
+		}
+		if k.Kind == policy.KindClusterPropagationPolicy || namespace == "" || k.Namespace == namespace {
+			return true
+		}
+	}
+	return false
 }

@@ -49,13 +49,14 @@ spec:
 		t.Fatalf("the refused apply published %d events", len(in))
 	}
 
-	// An unknown kind of event and a bad payload, as an external system might send them.
+	// An unknown kind of event and a bad payload, as an external system
+	// might send them (publish refuses both unless --validate=false).
 	unknown := filepath.Join(s.dir, "unknown.json")
 	_ = os.WriteFile(unknown, []byte(`{"specversion":"1.0","type":"com.example.coffee.brewed.v1","source":"/kitchen","id":"e2e-unknown-1","data":{"cups":2}}`), 0o644)
-	s.mustCLI("publish", "-f", unknown)
+	s.mustCLI("publish", "-f", unknown, "--validate=false")
 	badPayload := filepath.Join(s.dir, "bad-payload.json")
 	_ = os.WriteFile(badPayload, []byte(`{"specversion":"1.0","type":"io.flotilla.object.applied.v1","source":"/ci","id":"e2e-bad-1","subject":"default/Deployment/x","data":{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"},"spec":{"replicas":"many"}}}`), 0o644)
-	s.mustCLI("publish", "-f", badPayload)
+	s.mustCLI("publish", "-f", badPayload, "--validate=false")
 
 	eventually(t, 30*time.Second, "two dead letters with reasons", func() error {
 		ms, err := bus.Replay(context.Background(), events.StreamDeadLetter, natsbus.ReplayOptions{})

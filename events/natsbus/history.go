@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -40,6 +41,11 @@ type ReplayOptions struct {
 	FromSeq  uint64    // per stream; overrides Since
 	Subjects []string  // filters; empty = all of the stream
 }
+
+// ValidSubjectFilter reports whether s is a NATS subject filter: tokens
+// separated by dots, none empty or holding white space, and ">" only as
+// the last token.
+func ValidSubjectFilter(s string) bool { return server.IsValidSubject(s) }
 
 // Replay returns the stored messages of stream that match o, oldest first.
 func (b *Bus) Replay(ctx context.Context, stream string, o ReplayOptions) ([]Message, error) {

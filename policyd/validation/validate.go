@@ -25,6 +25,13 @@ type Document struct {
 	// left out of it.
 	Object                            map[string]any
 	APIVersion, Kind, Namespace, Name string
+	// NamespaceDefaulted: the kind is namespaced and the document names no
+	// namespace, so Namespace is "default". A caller with a namespace of
+	// its own (delete -n, as kubectl's -n) puts that one in its place.
+	NamespaceDefaulted bool
+	// Namespaced: the kind is known to be namespaced (false for
+	// cluster-scoped kinds and kinds of unknown scope).
+	Namespaced bool
 }
 
 // ValidateObject validates one object that arrived without a file (from the
@@ -139,9 +146,10 @@ func checkSemantics(doc *Document, root *strictyaml.Node, info kindInfo, resolve
 	checkName(meta.Name, nameRuleOf(info, doc.APIVersion, doc.Kind), rep)
 	doc.Name, doc.Namespace = meta.Name, meta.Namespace
 	if resolved {
+		doc.Namespaced = info.namespaced
 		switch {
 		case info.namespaced && meta.Namespace == "":
-			doc.Namespace = "default"
+			doc.Namespace, doc.NamespaceDefaulted = "default", true
 			if md, ok := obj["metadata"].(map[string]any); ok {
 				md["namespace"] = doc.Namespace
 			}
