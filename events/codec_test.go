@@ -282,3 +282,31 @@ func TestTheCodecAcceptsAndRefusesWhatEncodingJSONDoes(t *testing.T) {
 		t.Errorf("escaping: %s vs %s", got, want)
 	}
 }
+
+// A spec encoded once for all the bindings of a policy (KeepSpecEncoding)
+// is written exactly where, and as, encoding the binding's fields writes
+// it; a binding whose Spec no longer points at the kept spec is encoded
+// from its fields.
+func TestABindingWithItsSpecKeptEncodedWritesTheSameBytes(t *testing.T) {
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	spec := &policy.PropagationSpec{Placement: policy.Placement{ClusterAffinity: &policy.ClusterAffinity{ClusterNames: []string{"a", "b"}}}}
+	b := Binding{Key: ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "ns", Name: "web"}, APIVersion: "apps/v1", Generation: 1, Revision: 2,
+		Template: json.RawMessage(`{"kind":"Deployment"}`), Replicas: 3, Policy: &PolicyRef{Kind: "PropagationPolicy", Namespace: "ns", Name: "p"},
+		Overrides: []policy.OverridePolicy{{}}, Warnings: []string{"w"}, AcceptedAt: at, CreatedAt: at, InputSequence: 7, Spec: spec}
+	want, err := json.Marshal(bindingFields(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := json.Marshal(spec)
+	b.KeepSpecEncoding(text)
+	got, err := json.Marshal(b)
+	if err != nil || string(got) != string(want) {
+		t.Errorf("kept spec:\nwant %s\n got %s (%v)", want, got, err)
+	}
+	b.KeepSpecEncoding([]byte(`{"stale":true}`))
+	other := *spec
+	b.Spec = &other
+	if got, err := json.Marshal(b); err != nil || string(got) != string(want) {
+		t.Errorf("a spec pointed at anew is encoded from its fields:\nwant %s\n got %s (%v)", want, got, err)
+	}
+}

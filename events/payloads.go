@@ -95,7 +95,6 @@ type Binding struct {
 	// ReplicaRequirements are one replica's resource requests, when known.
 	ReplicaRequirements corev1.ResourceList     `json:"replicaRequirements,omitempty"`
 	Policy              *PolicyRef              `json:"policy,omitempty"`
-	Spec                *policy.PropagationSpec `json:"spec,omitempty"`
 	Overrides           []policy.OverridePolicy `json:"overrides,omitempty"`
 	// Dependencies are the ConfigMaps, Secrets, PVCs and ServiceAccount the
 	// workload references, when its policy says propagateDeps: they follow it
@@ -138,6 +137,10 @@ type Binding struct {
 	CreatedAt time.Time `json:"createdAt,omitzero"`
 	// InputSequence completes the record too (ObjectRecord.InputSequence).
 	InputSequence uint64 `json:"inputSequence,omitempty"`
+	// Spec is the claiming policy's spec. It is the last field so that a
+	// spec encoded once for all the templates of a policy
+	// (KeepSpecEncoding) is written where an encoding of the fields puts it.
+	Spec *policy.PropagationSpec `json:"spec,omitempty"`
 
 	// encoded is the JSON this binding was read from (SpecCache.DecodeBinding), written
 	// back as is by MarshalJSON while the binding still holds what was read
@@ -145,6 +148,10 @@ type Binding struct {
 	// placement, and re-encoding the template and policy spec it did not
 	// change was a tenth of its CPU. Reencode drops it.
 	encoded *keptEncoding
+	// specText is the JSON of the spec Spec pointed to when it was kept
+	// (KeepSpecEncoding): policyd encodes a policy's spec once for all the
+	// templates it claims.
+	specText *keptSpec
 }
 
 // keptEncoding is a binding's JSON as read, with what the binding held
@@ -226,6 +233,11 @@ type bindingFields Binding
 func (b Binding) MarshalJSON() ([]byte, error) {
 	if b.encoded != nil && b.encoded.holds(&b) {
 		return b.encoded.data, nil
+	}
+	if k := b.specText; k != nil && b.Spec != nil && k.spec == b.Spec {
+		fields := bindingFields(b)
+		fields.Spec = nil
+		return MarshalJSON(bindingWithSpecText{bindingFields: fields, Spec: k.text})
 	}
 	return MarshalJSON(bindingFields(b))
 }

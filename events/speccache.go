@@ -69,3 +69,23 @@ func policyOf(b Binding) PolicyRef {
 	}
 	return *b.Policy
 }
+
+// keptSpec is the JSON of the spec a binding pointed to.
+type keptSpec struct {
+	spec *policy.PropagationSpec
+	text json.RawMessage
+}
+
+// bindingWithSpecText is a binding's encoding with its spec already
+// encoded (the shallower spec field wins over bindingFields' own).
+type bindingWithSpecText struct {
+	bindingFields
+	Spec json.RawMessage `json:"spec,omitempty"`
+}
+
+// KeepSpecEncoding records text as the JSON of the spec b points to: while
+// b.Spec still points there, MarshalJSON writes text instead of encoding
+// the spec again. Whoever calls it must not change that spec afterwards.
+func (b *Binding) KeepSpecEncoding(text []byte) {
+	b.specText = &keptSpec{spec: b.Spec, text: text}
+}

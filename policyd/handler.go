@@ -443,6 +443,7 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 		return false, nil
 	}
 	b := binding.Build(t, claimed, policy.ApplicableOverrides(facts, h.st.sortedOverrides()), h.st.priorityClass)
+	h.st.keepSpecEncoding(&b)
 	propagateDeps := claimed.Policy.Spec.PropagateDeps
 	deps, scripted := binding.Interpret(&b, t, h.st.interpretation(t.Record.APIVersion, key.Kind), propagateDeps)
 	switch {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"go.uber.org/zap"
 	"sigs.k8s.io/yaml"
 
@@ -122,6 +123,28 @@ func TestUnclaimedTemplatePicksTheMostSpecificPolicy(t *testing.T) {
 	bs := bindings(rec)
 	if len(bs) != 1 || bs[0].Policy.Name != "z-by-name" {
 		t.Fatalf("want the name match to win over label selector and match-all: %+v", bs)
+	}
+}
+
+// A policy's spec is encoded once for all its templates; a changed policy
+// is encoded afresh, so that no binding carries the spec it had before.
+func TestABindingCarriesItsPolicysSpecAsItIsNow(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	other := strings.NewReplacer("name: my-app,", "name: other,", "app: my-app", "app: other").Replace(deployment)
+	for _, d := range []string{policyDoc("p", "", 0), deployment, other, strings.Replace(policyDoc("p", "", 0), "[cluster1]", "[cluster2]", 1)} {
+		if err := h.Handle(ctx, applied(t, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, b := range bindings(rec) {
+		got = append(got, b.Key.Name+":"+strings.Join(b.Spec.Placement.ClusterAffinity.ClusterNames, ","))
+	}
+	want := []string{"my-app:cluster1", "other:cluster1", "my-app:cluster2", "other:cluster2"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("bindings' clusterNames (-want +got):\n%s", diff)
 	}
 }
 

@@ -38,6 +38,17 @@ type state struct {
 	inputs map[events.ObjectKey]uint64
 	// interpreters: every ResourceInterpreterCustomization, by key.
 	interpreters map[events.ObjectKey]policy.ResourceInterpreterCustomization
+
+	// byKey: the propagation and override policies in key order, made
+	// when first asked for after a change (every template asks), with the
+	// JSON of each propagation policy's spec, encoded when a binding first
+	// carries it. Their policies are read-only: bindings point at them.
+	byKey struct {
+		fresh        bool
+		propagations []binding.Candidate
+		overrides    []policy.OverridePolicy
+		specTexts    map[*policy.PropagationSpec][]byte
+	}
 }
 
 func newState() *state {
@@ -93,12 +104,14 @@ func (s *state) put(r events.ObjectRecord) error {
 			return err
 		}
 		s.propagations[r.Key] = binding.Candidate{Key: r.Key, Policy: p}
+		s.policiesChanged()
 	case events.RoleOverride:
 		var p policy.OverridePolicy
 		if err := events.UnmarshalJSON(r.Object, &p); err != nil {
 			return err
 		}
 		s.overrides[r.Key] = p
+		s.policiesChanged()
 	case events.RoleCluster:
 		var c policy.Cluster
 		if err := events.UnmarshalJSON(r.Object, &c); err != nil {
@@ -155,8 +168,10 @@ func (s *state) remove(k events.ObjectKey) {
 		}
 	case events.RolePolicy:
 		delete(s.propagations, k)
+		s.policiesChanged()
 	case events.RoleOverride:
 		delete(s.overrides, k)
+		s.policiesChanged()
 	case events.RoleCluster:
 		delete(s.clusters, k.Name)
 	case events.RoleCredentials:
@@ -180,14 +195,55 @@ func (s *state) interpretation(apiVersion, kind string) *policy.Interpretation {
 	return policy.Merge(s.sortedInterpreters(), apiVersion, kind)
 }
 
-// sortedPolicies returns the propagation policies in key order (determinism).
+// sortedPolicies returns the propagation policies in key order
+// (determinism). The slice and its policies are shared: read-only.
 func (s *state) sortedPolicies() []binding.Candidate {
-	return events.SortedByKey(s.propagations)
+	s.sortByKey()
+	return s.byKey.propagations
 }
 
-// sortedOverrides returns the override policies in key order.
+// sortedOverrides returns the override policies in key order; read-only,
+// as sortedPolicies.
 func (s *state) sortedOverrides() []policy.OverridePolicy {
-	return events.SortedByKey(s.overrides)
+	s.sortByKey()
+	return s.byKey.overrides
+}
+
+// sortByKey makes byKey again after a policy changed.
+func (s *state) sortByKey() {
+	if s.byKey.fresh {
+		return
+	}
+	s.byKey.propagations, s.byKey.overrides = events.SortedByKey(s.propagations), events.SortedByKey(s.overrides)
+	s.byKey.specTexts, s.byKey.fresh = map[*policy.PropagationSpec][]byte{}, true
+}
+
+// policiesChanged forgets byKey.
+func (s *state) policiesChanged() { s.byKey.fresh = false }
+
+// keepSpecEncoding gives b the JSON of its spec, encoded once per policy
+// version when b's spec is one of sortedPolicies' (binding.Build points
+// there).
+func (s *state) keepSpecEncoding(b *events.Binding) {
+	if b.Spec == nil || !s.byKey.fresh {
+		return
+	}
+	text, ok := s.byKey.specTexts[b.Spec]
+	if !ok {
+		owned := false
+		for i := range s.byKey.propagations {
+			owned = owned || &s.byKey.propagations[i].Policy.Spec == b.Spec
+		}
+		if !owned {
+			return
+		}
+		var err error
+		if text, err = events.MarshalJSON(b.Spec); err != nil {
+			return
+		}
+		s.byKey.specTexts[b.Spec] = text
+	}
+	b.KeepSpecEncoding(text)
 }
 
 func (s *state) sortedTemplateKeys() []events.ObjectKey { return sortedKeys(s.templates) }

@@ -25,8 +25,8 @@ func Build(t *Template, claimed *Candidate, overrides []policy.OverridePolicy, c
 		Warnings: t.Record.Warnings, AcceptedAt: t.Record.UpdatedAt, CreatedAt: t.Record.CreatedAt, InputSequence: t.Record.InputSequence,
 	}
 	if claimed != nil {
-		spec := claimed.Policy.Spec
-		b.Spec = &spec
+		spec := &claimed.Policy.Spec // shared with every binding of the policy: read-only
+		b.Spec = spec
 		b.Policy = &events.PolicyRef{Kind: claimed.Key.Kind, Namespace: claimed.Key.Namespace, Name: claimed.Key.Name}
 		namespaced := t.Record.Key.Namespace != ""
 		if wa := spec.Placement.WorkloadAffinity; wa != nil {
