@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/flotilla-io/flotilla/events/natsbus"
 )
@@ -158,6 +159,17 @@ func newCredsIssue(g *globals) *cobra.Command {
 			if _, err := roleGrant(req); err != nil {
 				return err
 			}
+			if req.Namespace != "" {
+				if msgs := kvalidation.IsDNS1123Label(req.Namespace); len(msgs) > 0 {
+					return fmt.Errorf("--namespace %q: %s", req.Namespace, strings.Join(msgs, "; "))
+				}
+			}
+			// The file must be writable before a credential is issued: one
+			// issued and not written would be live, and nobody's.
+			if err := os.WriteFile(out+".tmp", nil, 0o600); err != nil {
+				return fmt.Errorf("-o %s: %w (nothing was issued)", out, err)
+			}
+			_ = os.Remove(out + ".tmp")
 			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
 				raw, err := bus.IssueCredentials(cmd.Context(), req)
 				if err != nil {

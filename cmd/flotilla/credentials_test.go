@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -48,5 +49,29 @@ func TestCommandsFindTheCredentialsRegisteredForTheURLTheyDial(t *testing.T) {
 	}
 	if got, want := filepath.Dir(a), filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "flotilla", "credentials"); got != want {
 		t.Errorf("registered under %s, want %s", got, want)
+	}
+}
+
+// A credential is issued only once its file can be written, and for a
+// namespace that can exist; neither check needs the bus.
+func TestCredsIssueChecksItsFileAndNamespaceBeforeIssuing(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	unreachable := "nats://127.0.0.1:1"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a file in a directory that does not exist", []string{"creds", "issue", "viewer", "v1", "-o", "/nonexistent/dir/v1.creds"},
+			"-o /nonexistent/dir/v1.creds: open /nonexistent/dir/v1.creds.tmp: no such file or directory (nothing was issued)"},
+		{"a namespace that is no DNS label", []string{"creds", "issue", "publisher", "p1", "--namespace", "Bad_NS", "-o", filepath.Join(t.TempDir(), "p1.creds")},
+			`--namespace "Bad_NS": a lowercase RFC 1123 label must consist of`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := runCLI(t, unreachable, tc.args...)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Errorf("error %v, want it to begin %q", err, tc.want)
+			}
+		})
 	}
 }
