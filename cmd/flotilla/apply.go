@@ -118,11 +118,27 @@ func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs 
 	}
 	var msgs []outgoing
 	var key *sealing.Key
+	type seen struct {
+		doc  validation.Document
+		verb string
+	}
+	first := map[events.ObjectKey]seen{} // the first document of each object in this apply
 	for _, d := range docs {
 		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
 		readmodel.StripServerFields(d.Object)
 		sealed := credentials[d.Namespace+"/"+d.Name] && d.Kind == "Secret" && d.APIVersion == "v1"
 		verb := classify(accepted, d, sealed)
+		if f, again := first[k]; again {
+			// kubectl applies both too; the second is then a change of
+			// what the first applied, and probably not meant.
+			fmt.Fprintf(errw, "Warning: %s: document %d: %s is also %s document %d: both are applied, this one last\n",
+				d.File, d.Index, label(d.Kind, d.APIVersion, d.Name), f.doc.File, f.doc.Index)
+			if verb != verbUnchanged || f.verb != verbUnchanged {
+				verb = verbConfigured
+			}
+		} else {
+			first[k] = seen{d, verb}
+		}
 		if verb == verbUnchanged {
 			reportUnchanged(out, d)
 			continue

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Warnings before surprises, against a real bus with seed 000 applied:
@@ -26,6 +27,8 @@ func TestApplyAndJoinWarnBeforeSurprises(t *testing.T) {
 		t.Fatal(err)
 	}
 	typo := write("typo.yaml", "apiVersion: app/v1\nkind: Deployment\nmetadata: {name: typo}\nspec:\n  replicas: 1\n")
+	dup := write("dup.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: twice}\ndata: {a: \"1\"}\n---\n"+
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: twice}\ndata: {a: \"2\"}\n")
 	rb := write("rb.yaml", `apiVersion: work.karmada.io/v1alpha2
 kind: ResourceBinding
 metadata: {name: my-app-deployment, namespace: default}
@@ -71,6 +74,9 @@ kind: Widget
 metadata: {name: w1, namespace: default}
 spec: {size: 1}
 `), "--timeout", "20s"}, 0, "", "widget.example.flotilla.io/w1 created (generation 1)\n"},
+		{"one object twice in one apply is applied twice, with a warning", []string{"apply", "-f", dup, "--timeout", "20s"}, 0,
+			"Warning: " + dup + ": document 2: configmap/twice is also " + dup + " document 1: both are applied, this one last\n",
+			"configmap/twice created (generation 1)\nconfigmap/twice configured (generation 2)\n"},
 		{"the typo is not a template", []string{"get", "deployments.app"}, 0, "No resources found in default namespace.\n", ""},
 		{"a kubeconfig joined already under another name is refused", []string{"join", "cluster1-again", "--cluster-kubeconfig", kubeconfig}, 1,
 			"", ""},
@@ -94,6 +100,12 @@ spec: {size: 1}
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, err := runCLI(t, url, tt.args...)
+			// explain reads the placement, which schedulerd makes after
+			// policyd confirmed the apply before: it shows it soon, not at once.
+			for deadline := time.Now().Add(10 * time.Second); tt.args[0] == "explain" && !strings.Contains(out, tt.wantStdout) && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+				out, errOut, err = runCLI(t, url, tt.args...)
+			}
 			if got := statusOf(err); got != tt.wantExit {
 				t.Errorf("exit status %d, want %d (%v)\n%s%s", got, tt.wantExit, err, out, errOut)
 			}
