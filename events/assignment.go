@@ -96,3 +96,19 @@ func AssignedClusters(p PlacementDecision, last *PlacementDecision) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+// LeftClusters are the clusters of AssignedClusters(p, last) that p keeps
+// no copy in (its evictions and what last held), in the same order: nil
+// for a placement without evictions that replaces none.
+func LeftClusters(p PlacementDecision, last *PlacementDecision) []string {
+	if len(p.Evictions) == 0 && last == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range AssignedClusters(p, last) {
+		if !slices.ContainsFunc(p.Clusters, func(t TargetCluster) bool { return t.Name == c }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

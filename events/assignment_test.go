@@ -2,6 +2,7 @@ package events
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +57,29 @@ func TestAnAssignmentGoesToEveryClusterThePlacementOrTheOneItReplacesNames(t *te
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if diff := cmp.Diff(c.want, AssignedClusters(p, c.last)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLeftClustersAreTheAssignedOnesAPlacementKeepsNoCopyIn(t *testing.T) {
+	at := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	p := PlacementDecision{Clusters: []TargetCluster{{Name: "c", Replicas: 1}, {Name: "a", Replicas: 2}},
+		Evictions: []Eviction{{Cluster: "e", EvictedAt: at}}}
+	last := &PlacementDecision{Clusters: []TargetCluster{{Name: "b", Replicas: 3}, {Name: "a", Replicas: 1}}}
+	for _, tc := range []struct {
+		name string
+		p    PlacementDecision
+		last *PlacementDecision
+		want []string
+	}{
+		{"a first placement without evictions leaves none", PlacementDecision{Clusters: p.Clusters}, nil, nil},
+		{"its evictions", PlacementDecision{Clusters: p.Clusters, Evictions: p.Evictions}, nil, []string{"e"}},
+		{"what the placement it replaces held, and its evictions, sorted", p, last, []string{"b", "e"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, LeftClusters(tc.p, tc.last)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})

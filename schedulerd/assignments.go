@@ -28,7 +28,14 @@ import (
 // cluster that turns to Pull (or deregisters) to hold what it should not,
 // and assignAllTo need only write what it holds.
 func (h *Handler) assign(ctx context.Context, placed events.Event, typ events.Type, p events.PlacementDecision, last *events.PlacementDecision) error {
-	for _, c := range events.AssignedClusters(p, last) {
+	clusters := events.AssignedClusters
+	if typ == events.TypeWorkAssigned && !h.members.anyPulls() {
+		// No member pulls: only the clusters p no longer holds have
+		// anything to hear (that it left them), and a first placement
+		// none, without listing and sorting its clusters.
+		clusters = events.LeftClusters
+	}
+	for _, c := range clusters(p, last) {
 		if typ == events.TypeWorkAssigned && holds(p, c) && !h.pulls(c) {
 			continue
 		}

@@ -98,6 +98,32 @@ func TestAssignmentsGoToPullClustersAndToAnyClusterThatHoldsATemplateNoMore(t *t
 	}
 }
 
+// With no member in Pull mode, a placement is assigned to no cluster that
+// keeps a copy, and a cluster it leaves still hears it.
+func TestWithEveryClusterPushedOnlyAClusterAPlacementLeavesIsAssigned(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
+	for _, c := range []string{"cluster1", "cluster2", "cluster3"} {
+		join(t, h, c, true)
+	}
+	ctx := context.Background()
+	from := len(rec.Events)
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, weighted(6, 1, map[string]int64{"cluster1": 3, "cluster2": 2, "cluster3": 1}))); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string(nil), assignmentLines(t, rec, from)); diff != "" {
+		t.Fatalf("a first placement (-want +got):\n%s", diff)
+	}
+	from = len(rec.Events)
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, weighted(6, 2, map[string]int64{"cluster2": 1, "cluster3": 1}))); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{string(events.TypeWorkAssigned) + " " + events.AssignmentSubject("cluster1", key) + " none binding=true"}
+	if diff := cmp.Diff(want, assignmentLines(t, rec, from)); diff != "" {
+		t.Fatalf("a placement that leaves cluster1 (-want +got):\n%s", diff)
+	}
+}
+
 // At start, a Pull cluster gets the assignment of each placement its
 // stored assignments lack or hold for an older decision: it turned to Pull
 // while schedulerd was down.

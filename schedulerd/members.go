@@ -29,6 +29,8 @@ type memberView struct {
 	deregistered events.Tombstones
 	snap         *framework.Snapshot
 	failover     *clusterView
+	// pulling: whether some member is in Pull mode (nil: not yet looked).
+	pulling *bool
 }
 
 func newMemberView() memberView { return memberView{byName: map[string]*member{}} }
@@ -44,7 +46,19 @@ func (v *memberView) get(name string) *member {
 }
 
 // changed drops the shared views after a cluster change.
-func (v *memberView) changed() { v.snap, v.failover = nil, nil }
+func (v *memberView) changed() { v.snap, v.failover, v.pulling = nil, nil, nil }
+
+// anyPulls reports whether some member is in Pull mode.
+func (v *memberView) anyPulls() bool {
+	if v.pulling == nil {
+		pulls := false
+		for _, m := range v.byName {
+			pulls = pulls || m.reg.Spec.PullMode()
+		}
+		v.pulling = &pulls
+	}
+	return *v.pulling
+}
 
 // forget drops a deregistered member and keeps its tombstone generation.
 func (v *memberView) forget(r events.ClusterRegistration) {
