@@ -44,6 +44,9 @@ type reservation struct {
 type templateReservations struct {
 	perReplica []milliResource
 	byCluster  map[string]*reservation
+	// slab holds the reservations of the placement that made them, in one
+	// allocation instead of one per cluster.
+	slab []reservation
 }
 
 type milliResource struct {
@@ -152,6 +155,16 @@ func (rs *reservations) reserve(b events.Binding, before, after []events.TargetC
 	if len(b.ReplicaRequirements) == 0 {
 		return
 	}
+	if _, ok := rs.byTemplate[b.Key]; !ok && len(after) > 0 {
+		t := &templateReservations{perReplica: perReplicaMilli(b.ReplicaRequirements),
+			byCluster: make(map[string]*reservation, len(after)), slab: make([]reservation, 0, len(after))}
+		rs.byTemplate[b.Key] = t
+		defer func() {
+			if len(t.byCluster) == 0 && rs.byTemplate[b.Key] == t {
+				delete(rs.byTemplate, b.Key) // nothing reserved after all
+			}
+		}()
+	}
 	had := make(map[string]int32, len(before))
 	for _, o := range before {
 		had[o.Name] = o.Replicas
@@ -194,7 +207,12 @@ func (rs *reservations) adjust(cluster string, k events.ObjectKey, delta int32, 
 		rs.byTemplate[k] = t
 	}
 	if r == nil {
-		r = &reservation{}
+		if n := len(t.slab); n < cap(t.slab) {
+			t.slab = t.slab[:n+1]
+			r = &t.slab[n]
+		} else {
+			r = &reservation{}
+		}
 		t.byCluster[cluster] = r
 		rs.counts[cluster]++
 	}
