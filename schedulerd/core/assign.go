@@ -150,24 +150,10 @@ func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc b
 			*warnings = append(*warnings, "weightPreference.staticClusterWeight is read as staticWeightList")
 		}
 	}
-	matchers := make([]framework.Affinity, len(rules))
-	hits := make([][]bool, len(rules)) // per rule, when bound: by position in the view
-	for i := range rules {
-		matchers[i] = framework.CompileAffinity(&rules[i].TargetCluster)
-		snap.Bind(&matchers[i])
-		hits[i] = matchers[i].Hits(sc.view)
-	}
+	weights := staticWeights(pl.ReplicaScheduling.WeightPreference, rules, sc, snap)
 	parties := sc.parts[:0]
 	for _, c := range cands {
-		var w int64
-		for i := range rules {
-			if rules[i].Weight <= w {
-				continue
-			}
-			if h := hits[i]; h != nil && h[c.at] || h == nil && matchers[i].Matches(c.c) {
-				w = rules[i].Weight
-			}
-		}
+		w := weights.of(c)
 		if w > 0 {
 			parties = append(parties, party{name: c.name(), weight: w, rank: c.rank})
 		}
@@ -181,6 +167,65 @@ func divideStatic(pl *policy.Placement, cands []candidate, desired int64, desc b
 	}
 	sc.heap.run(desired, parties, desc)
 	return parties, websterLine("", desired, basis, parties)
+}
+
+// ruleWeights are the static weight rules, compiled: a cluster weighs the
+// largest weight among the rules whose affinity it matches.
+type ruleWeights struct {
+	rules    []policy.StaticClusterWeight
+	matchers []framework.Affinity
+	hits     [][]bool // per rule, when bound: by position in the view
+	// byPosition: every cluster's weight by position in the snapshot's
+	// view, when known for the snapshot's family (nil: per cluster).
+	byPosition []int64
+}
+
+// staticWeights compiles rules against the view; with a snapshot, every
+// cluster's weight is worked out once for its family and prefs (the
+// binding's spec, shared and read-only), not per decision.
+func staticWeights(prefs *policy.ClusterPreferences, rules []policy.StaticClusterWeight, sc *scratch, snap *framework.Snapshot) *ruleWeights {
+	compile := func() *ruleWeights {
+		rw := &ruleWeights{rules: rules, matchers: make([]framework.Affinity, len(rules)), hits: make([][]bool, len(rules))}
+		for i := range rules {
+			rw.matchers[i] = framework.CompileAffinity(&rules[i].TargetCluster)
+			snap.Bind(&rw.matchers[i])
+			rw.hits[i] = rw.matchers[i].Hits(sc.view)
+		}
+		return rw
+	}
+	if snap == nil || prefs == nil {
+		return compile()
+	}
+	return snap.FamilyMemo(prefs, func() any {
+		rw := compile()
+		byPosition := make([]int64, len(sc.view))
+		for at, c := range sc.view {
+			byPosition[at] = rw.weigh(c, at)
+		}
+		return &ruleWeights{byPosition: byPosition}
+	}).(*ruleWeights)
+}
+
+// of is candidate c's weight.
+func (rw *ruleWeights) of(c candidate) int64 {
+	if rw.byPosition != nil {
+		return rw.byPosition[c.at]
+	}
+	return rw.weigh(c.c, int(c.at))
+}
+
+// weigh is the weight of cluster c at position at in the view.
+func (rw *ruleWeights) weigh(c *framework.ClusterInfo, at int) int64 {
+	var w int64
+	for i := range rw.rules {
+		if rw.rules[i].Weight <= w {
+			continue
+		}
+		if h := rw.hits[i]; h != nil && h[at] || h == nil && rw.matchers[i].Matches(c) {
+			w = rw.rules[i].Weight
+		}
+	}
+	return w
 }
 
 // divideDynamic is DynamicWeight and Aggregated (reference §2.5).

@@ -36,6 +36,9 @@ type family struct {
 	// clusters it matches: see Bind.
 	matches map[string][]bool
 
+	// memo: FamilyMemo's answers.
+	memo map[any]any
+
 	// DiagnosisMap's memory, by hash of the set of clusters and reasons.
 	diagnoses kept[diagnosisTemplate]
 	// templateEntries counts the entries of the diagnoses kept.
@@ -222,6 +225,33 @@ func (s *Snapshot) Memo(key string, compute func() any) any {
 		s.memo[key] = v
 	}
 	s.memoMu.Unlock()
+	return v
+}
+
+// FamilyMemo is Memo for answers that do not depend on capacity, kept
+// once for every snapshot of the same clusters with the same labels, spec
+// and prices (a new capacity report makes a new snapshot, not a new
+// family). key must be comparable and hold everything the value depends
+// on besides those clusters; a pointer key is fine for a value read-only
+// while the family lives (the pointer keeps it from being reused).
+func (s *Snapshot) FamilyMemo(key any, compute func() any) any {
+	s.mu.RLock()
+	v, ok := s.family.memo[key]
+	s.mu.RUnlock()
+	if ok {
+		return v
+	}
+	v = compute()
+	s.mu.Lock()
+	if prev, ok := s.family.memo[key]; ok {
+		v = prev
+	} else if len(s.family.memo) < maxMemo {
+		if s.family.memo == nil {
+			s.family.memo = make(map[any]any)
+		}
+		s.family.memo[key] = v
+	}
+	s.mu.Unlock()
 	return v
 }
 
