@@ -40,7 +40,9 @@ de-duplication id: an event whose id the stream has already seen (within its
 5-minute duplicate window) is not stored, and publish says so and exits 1.
 With --allow-duplicates such an event counts as published when its content
 (NATS subject, type, source, subject and data) equals the stored event's, so a
-retry of the same event is idempotent; different content is still refused.`,
+retry of the same event is idempotent; different content is still refused.
+Comparing reads the stored event, which a publisher credential may not: use
+a viewer or admin credential for --allow-duplicates.`,
 		Example: `  flotilla publish -f event.json   # {"specversion":"1.0","type":"io.flotilla.object.applied.v1","source":"/ci","id":"1","data":{...}}
   flotilla publish -f events.json --allow-duplicates   # retry a batch that may have been partly stored`,
 		Args: cobra.NoArgs,
