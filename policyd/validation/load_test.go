@@ -348,6 +348,21 @@ spec:
 			warns: []want{{1, 20, "spec.overrideRules[0].overriders.plaintext[0].value", "operator add needs a value"}},
 		},
 		{
+			name: "a JSON pointer with an escape RFC 6901 does not define is refused",
+			src: `apiVersion: policy.karmada.io/v1alpha1
+kind: OverridePolicy
+metadata: {name: o, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]
+  overrideRules:
+  - overriders:
+      plaintext:
+      - {path: /metadata/annotations/a~1b, operator: add, value: x}
+      - {path: /spec/template/spec/containers/~2, operator: remove}
+`,
+			errs: []want{{1, 10, "spec.overrideRules[0].overriders.plaintext[1].path", `invalid value "/spec/template/spec/containers/~2": ~ at offset 31 must be followed by 0 (for ~) or 1 (for /) (RFC 6901)`}},
+		},
+		{
 			name: "a Cluster with a bad sync mode and taint effect is refused",
 			src: `apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster

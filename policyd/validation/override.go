@@ -71,7 +71,20 @@ func checkJSONPointer(ptr, p string, rep *report) {
 		rep.required(p)
 	} else if !strings.HasPrefix(ptr, "/") {
 		rep.errorf(p, "invalid value %q: must be a JSON pointer starting with /", ptr)
+	} else if i := badEscape(ptr); i >= 0 {
+		rep.errorf(p, "invalid value %q: ~ at offset %d must be followed by 0 (for ~) or 1 (for /) (RFC 6901)", ptr, i)
 	}
+}
+
+// badEscape is the offset of the first ~ in ptr not followed by 0 or 1,
+// or -1.
+func badEscape(ptr string) int {
+	for i := 0; i < len(ptr); i++ {
+		if ptr[i] == '~' && (i+1 == len(ptr) || ptr[i+1] != '0' && ptr[i+1] != '1') {
+			return i
+		}
+	}
+	return -1
 }
 
 func checkOverriders(o *policy.Overriders, p string, rep *report) {
