@@ -152,6 +152,7 @@ func TestCLI(t *testing.T) {
 		{"explain-ambiguous", "explain my-app", 1},
 		{"get-unknown-type", "get frobnicators", 1},
 		{"get-missing-name", "get deploy nope", 1},
+		{"get-jsonpath-empty", "get deploy my-app -o jsonpath=", 1},
 		{"get-mixed-forms", "get deploy/my-app svc", 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

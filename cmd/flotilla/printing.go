@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -39,6 +40,8 @@ func (p *printFlags) register(c *cobra.Command) {
 func (p *printFlags) check() error {
 	switch {
 	case p.output == "", p.output == "wide", p.output == "json", p.output == "yaml", p.output == "name":
+	case p.output == "jsonpath=":
+		return errors.New("-o jsonpath=: template format specified but no template given (e.g. -o jsonpath='{.spec.replicas}')")
 	case strings.HasPrefix(p.output, "jsonpath="):
 		if _, err := printers.NewJSONPathPrinter(p.output[len("jsonpath="):]); err != nil {
 			return fmt.Errorf("-o %s: %w", p.output, err)
