@@ -134,8 +134,11 @@ func newScale(g *globals) *cobra.Command {
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeResources(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !cmd.Flags().Changed("replicas") || replicas < 0 {
+			switch {
+			case !cmd.Flags().Changed("replicas"):
 				return errors.New("--replicas N (0 or more) is required")
+			case replicas < 0:
+				return fmt.Errorf("--replicas %d: must be 0 or more", replicas)
 			}
 			ctx := cmd.Context()
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {

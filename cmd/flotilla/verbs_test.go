@@ -48,6 +48,7 @@ func TestVerbs(t *testing.T) {
 		{"scale applies the template with the new replicas", "scale deployment/my-app --replicas 4 --timeout 20s", "", 0,
 			[]string{"deployment.apps/my-app scaled (generation 2)"}},
 		{"scale of a type without a name is refused, as kubectl does", "scale deployments --replicas 5 --timeout 20s", "", 1, nil},
+		{"scale to a negative count says so", "scale deployment/my-app --replicas -1", "", 1, nil},
 		{"the scaled template has its replicas", "get deploy my-app -o jsonpath={.spec.replicas}", "", 0, []string{"4"}},
 		{"reschedule --policy takes every template the policy claims", "reschedule --policy my-app-policy", "", 0,
 			[]string{"service/my-app reschedule requested\n"}},
