@@ -148,6 +148,7 @@ func TestCLI(t *testing.T) {
 		{"describe-deployment", "describe deployment/my-app", 0},
 		{"describe-clusters", "describe clusters", 0},
 		{"describe-pp", "describe pp my-app-policy", 0},
+		{"describe-cpp-none", "describe cpp", 0},
 		{"explain-kind-name", "explain deploy my-app", 0},
 		{"explain-ambiguous", "explain my-app", 1},
 		{"get-unknown-type", "get frobnicators", 1},

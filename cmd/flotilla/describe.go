@@ -84,6 +84,9 @@ func newDescribe(g *globals) *cobra.Command {
 						}
 					}
 				}
+				if first { // nothing described, as kubectl says
+					fmt.Fprintln(cmd.ErrOrStderr(), "No resources found")
+				}
 				return nil
 			})
 		},

@@ -72,7 +72,11 @@ stops serving the cluster at once); the templates are placed anew elsewhere.`,
 				if cascade == "orphan" {
 					fate = "left in the member (--cascade=orphan) and placed anew elsewhere"
 				}
-				fmt.Fprintf(errw, "unjoin %s: %d template(s) have work there, %s:\n", name, len(running), fate)
+				if len(running) == 0 {
+					fmt.Fprintf(errw, "unjoin %s: no template has work there; the Cluster and its credentials are removed\n", name)
+				} else {
+					fmt.Fprintf(errw, "unjoin %s: %d template(s) have work there, %s:\n", name, len(running), fate)
+				}
 				for _, r := range running {
 					fmt.Fprintln(errw, "  "+r)
 				}

@@ -44,7 +44,8 @@ spec:
 		wantSecret                          bool
 	}{
 		{"the Secret c1 still uses is kept", "c8",
-			"secret/c1-kubeconfig kept: still used by cluster c1\ncluster.cluster.karmada.io/c8 deleted\n", "", true},
+			"secret/c1-kubeconfig kept: still used by cluster c1\ncluster.cluster.karmada.io/c8 deleted\n",
+			"unjoin c8: no template has work there; the Cluster and its credentials are removed\n", true},
 		{"a Secret that is not there is not deleted", "c9",
 			"cluster.cluster.karmada.io/c9 deleted\n", "secret/ghost -n karmada-system not found: nothing to delete\n", true},
 		{"the Secret of the last cluster using it is deleted", "c1",
