@@ -155,6 +155,11 @@ spec:
 		if err != nil {
 			return err
 		}
+		// app-config is a template of its own: its override arrives on its
+		// own placement, not with web's.
+		if cm.Annotations["policy.karmada.io/applied-overrides"] == "" {
+			return fmt.Errorf("app-config has no applied-overrides annotation yet")
+		}
 		d1, cm1 = d, cm
 		return nil
 	})
