@@ -1,38 +1,17 @@
 package main
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"go.uber.org/zap"
-
 	"github.com/flotilla-io/flotilla/events/eventstest"
-	"github.com/flotilla-io/flotilla/internal/observe"
-	"github.com/flotilla-io/flotilla/policyd"
 )
 
 func TestDiffShowsWhichSecretValuesChangeButNeverTheValues(t *testing.T) {
 	url, bus := eventstest.Server(t)
-	d, err := policyd.New(policyd.Config{Instance: "0"}, policyd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = d.Run(ctx) }()
-	dir := t.TempDir()
-	write := func(name, doc string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	t.Cleanup(startPolicyd(t, bus))
 	secret := func(password string) string {
-		return write("secret.yaml", `apiVersion: v1
+		return writeFile(t, "secret.yaml", `apiVersion: v1
 kind: Secret
 metadata: {name: app, namespace: shop}
 data: {user: YWRtaW4=, password: `+password+`}
@@ -61,7 +40,7 @@ data: {user: YWRtaW4=, password: `+password+`}
 		t.Errorf("an unchanged Secret: want no diff and success, got %v\n%s%s", err, out, errOut)
 	}
 
-	creds := write("creds.yaml", `apiVersion: v1
+	creds := writeFile(t, "creds.yaml", `apiVersion: v1
 kind: Secret
 metadata: {name: c1-kubeconfig, namespace: karmada-system}
 stringData: {kubeconfig: TOPSECRET}

@@ -76,11 +76,12 @@ func TestAnObjectIsJudgedAlikeOnItselfAndOnItsTree(t *testing.T) {
 	for name, js := range inputs {
 		t.Run(name, func(t *testing.T) {
 			judge := func(tree bool) (Document, []Problem, []Problem) {
-				treeOnly = tree
-				defer func() { treeOnly = false }()
 				var obj map[string]any
 				if err := json.Unmarshal([]byte(js), &obj); err != nil {
 					t.Fatal(err)
+				}
+				if tree {
+					return validateAsTree(obj)
 				}
 				return ValidateObject(obj)
 			}

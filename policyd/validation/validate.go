@@ -45,6 +45,12 @@ func ValidateObject(obj map[string]any) (Document, []Problem, []Problem) {
 	if doc, rep, ok := validatePlain(obj); ok {
 		return doc, rep.errs, rep.warns
 	}
+	return validateAsTree(obj)
+}
+
+// validateAsTree is ValidateObject on a tree converted from obj: every
+// object validatePlain does not judge, and the definition it is held to.
+func validateAsTree(obj map[string]any) (Document, []Problem, []Problem) {
 	root, errs := strictyaml.FromGo(obj)
 	doc, rep := validateTree(root, 0)
 	return doc, append(errs, rep.errs...), rep.warns
@@ -61,7 +67,7 @@ func ValidateObject(obj map[string]any) (Document, []Problem, []Problem) {
 func validatePlain(obj map[string]any) (Document, *report, bool) {
 	apiVersion, _ := obj["apiVersion"].(string)
 	kind, _ := obj["kind"].(string)
-	if apiVersion == "" || kind == "" || treeOnly {
+	if apiVersion == "" || kind == "" {
 		return Document{}, nil, false
 	}
 	info, field, _ := resolveKind(apiVersion, kind)
@@ -79,9 +85,6 @@ func validatePlain(obj map[string]any) (Document, *report, bool) {
 	checkSemantics(&doc, nil, info, true, rep)
 	return doc, rep, true
 }
-
-// treeOnly turns validatePlain off (tests compare the two ways).
-var treeOnly = false
 
 // builtinSkip: a built-in kind's status is copied, not checked.
 var builtinSkip = map[string]bool{"status": true}
