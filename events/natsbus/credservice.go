@@ -108,7 +108,7 @@ func NewCredentialService(ctx context.Context, bus *Bus, auth *Authority, grants
 		return nil, fmt.Errorf("system account: %w", err)
 	}
 	s := &CredentialService{bus: bus, auth: auth, grants: grants, kv: kv, sys: sys, log: bus.log.Named("credentials")}
-	if err := s.pushRevocations(ctx); err != nil {
+	if err := s.pushRevocations(ctx, false); err != nil {
 		sys.Close()
 		return nil, err
 	}
@@ -232,7 +232,7 @@ func (s *CredentialService) Revoke(ctx context.Context, name string) (int, error
 	if err := s.store(ctx, name, rec, rev); err != nil {
 		return 0, err
 	}
-	if err := s.pushRevocations(ctx); err != nil {
+	if err := s.pushRevocations(ctx, true); err != nil {
 		return 0, err
 	}
 	s.log.Info("credential revoked", zap.String("name", name), zap.Int("keys", n))
@@ -281,7 +281,7 @@ func (s *CredentialService) store(ctx context.Context, name string, rec credenti
 // pushRevocations signs the account JWT with every revoked key and sends
 // it to the servers' resolver, which stores it and spreads it to every
 // server of the cluster.
-func (s *CredentialService) pushRevocations(ctx context.Context) error {
+func (s *CredentialService) pushRevocations(ctx context.Context, everyServer bool) error {
 	revoked := map[string]time.Time{}
 	lister, err := s.kv.ListKeys(ctx)
 	if err != nil {
@@ -302,43 +302,78 @@ func (s *CredentialService) pushRevocations(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Every server with a full resolver answers the update once it has
-	// stored it; waiting for all of them (the pool the connection knows,
-	// discovered routes included) makes a revocation refuse new
-	// connections on every node when this returns, not a moment later.
+	return s.spreadAccountJWT(j, everyServer)
+}
+
+// spreadAccountJWT sends an account JWT to the servers' resolvers and
+// waits until every server the connection knows (discovered routes
+// included) has stored it, so a revocation refuses the credential on every
+// node when this returns, not a moment later. A server whose interest in
+// the update subject has not yet crossed a route (a cluster still settling
+// its routes) misses a single send and would only catch up at the
+// resolvers' next sync, a minute later; so the update is sent again, a
+// stored JWT being stored again unchanged, until every known server has
+// answered or updateDeadline passes. A server that left the cluster never
+// answers: then it returns with the servers that did. Without everyServer
+// (a service starting, which only re-asserts what the resolvers already
+// hold) one round with at least one answer is enough.
+func (s *CredentialService) spreadAccountJWT(j string, everyServer bool) error {
 	inbox := s.sys.NewRespInbox()
 	replies, err := s.sys.SubscribeSync(inbox)
 	if err != nil {
 		return fmt.Errorf("account update: %w", err)
 	}
 	defer replies.Unsubscribe()
-	if err := s.sys.PublishRequest("$SYS.REQ.CLAIMS.UPDATE", inbox, []byte(j)); err != nil {
-		return fmt.Errorf("account update: %w", err)
-	}
-	want := max(len(s.sys.Servers()), 1)
-	for got := 0; got < want; got++ {
-		wait := 5 * time.Second
-		if got > 0 {
-			wait = 2 * time.Second // a server that left the cluster never answers
+	answered := map[string]bool{}
+	deadline := time.Now().Add(updateDeadline)
+	for attempt := 0; time.Now().Before(deadline); attempt++ {
+		if err := s.sys.PublishRequest("$SYS.REQ.CLAIMS.UPDATE", inbox, []byte(j)); err != nil {
+			return fmt.Errorf("account update: %w", err)
 		}
-		m, err := replies.NextMsg(wait)
-		if err != nil {
-			if got > 0 {
+		want := max(len(s.sys.Servers()), 1)
+		resend := time.Now().Add(updateResend)
+		for len(answered) < want {
+			wait := min(time.Until(resend), time.Until(deadline))
+			if wait <= 0 {
 				break
 			}
-			return fmt.Errorf("account update: no server answered: %w", err)
+			m, err := replies.NextMsg(wait)
+			if err != nil {
+				break
+			}
+			var reply struct {
+				Server *struct {
+					ID string `json:"id"`
+				} `json:"server"`
+				Error *struct {
+					Description string `json:"description"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(m.Data, &reply); err == nil && reply.Error != nil {
+				return fmt.Errorf("account update refused: %s", reply.Error.Description)
+			}
+			id := fmt.Sprintf("reply-%d-%d", attempt, len(answered)) // a reply without its server counts once
+			if reply.Server != nil && reply.Server.ID != "" {
+				id = reply.Server.ID
+			}
+			answered[id] = true
 		}
-		var reply struct {
-			Error *struct {
-				Description string `json:"description"`
-			} `json:"error"`
+		if len(answered) >= want || (!everyServer && len(answered) > 0) {
+			return nil
 		}
-		if err := json.Unmarshal(m.Data, &reply); err == nil && reply.Error != nil {
-			return fmt.Errorf("account update refused: %s", reply.Error.Description)
-		}
+	}
+	if len(answered) == 0 {
+		return fmt.Errorf("account update: no server answered within %s", updateDeadline)
 	}
 	return nil
 }
+
+// How long a JWT update waits for every server, and how often it is sent
+// again meanwhile.
+const (
+	updateDeadline = 6 * time.Second // inside the 10 s a `creds revoke` waits for its reply
+	updateResend   = 2 * time.Second
+)
 
 // IssueCredentials asks the running system for a credential and returns
 // it as a credentials file; the key pair is made here and its seed never
