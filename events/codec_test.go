@@ -310,3 +310,26 @@ func TestABindingWithItsSpecKeptEncodedWritesTheSameBytes(t *testing.T) {
 		t.Errorf("a spec pointed at anew is encoded from its fields:\nwant %s\n got %s (%v)", want, got, err)
 	}
 }
+
+// TestValidJSONAnswersAsEncodingJSON holds ValidJSON to json.Valid, and
+// UnmarshalJSON's refusals to encoding/json's, on
+// input either codec could judge differently: invalid UTF-8, nesting deeper
+// than sonic goes, numbers, escapes, trailing data and truncation.
+func TestValidJSONAnswersAsEncodingJSON(t *testing.T) {
+	deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
+	inputs := []string{
+		`{}`, `[]`, `""`, `0`, `-0`, `1e400`, `01`, `1.`, `.5`, `true`, `nul`,
+		`{"a":1}`, `{"a":1,}`, `{"a" 1}`, `{"a":1}x`, `{"a":1} `, ` {"a":1}`, `{"a":"\u12"}`, `{"a":"\ud800"}`,
+		"{\"a\":\"\xff\"}", "\"\xc3\x28\"", "\"tab\there\"", `"\/"`, `{"a":[1,2,{"b":null}]}`, `{"a":[1,2,}`,
+		deep, deep[:len(deep)-1], ``, ` `,
+	}
+	for _, in := range inputs {
+		if got, want := ValidJSON([]byte(in)), json.Valid([]byte(in)); got != want {
+			t.Errorf("ValidJSON(%.40q) = %t, json.Valid says %t", in, got, want)
+		}
+		var got, want any
+		if gotErr, wantErr := UnmarshalJSON([]byte(in), &got), json.Unmarshal([]byte(in), &want); (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("UnmarshalJSON(%.40q): error %v, encoding/json's %v", in, gotErr, wantErr)
+		}
+	}
+}

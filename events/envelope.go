@@ -125,35 +125,50 @@ const (
 // ToHeaders renders e in binary content mode: every attribute as a "ce-"
 // header (values percent-encoded where the binding says so), data as the body.
 func ToHeaders(e Event) (map[string]string, []byte, error) {
-	if err := e.Validate(); err != nil {
-		return nil, nil, Permanent(fmt.Errorf("invalid event: %w", err))
-	}
 	h := make(map[string]string, 12)
-	h[headerPrefix+"specversion"] = e.SpecVersion()
-	h[headerPrefix+"id"] = e.ID()
-	h[headerPrefix+"source"] = e.Source()
-	h[headerPrefix+"type"] = e.Type()
-	h[HeaderMsgID] = e.ID()
+	data, err := WriteHeaders(e, func(k, v string) { h[k] = v })
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, data, nil
+}
+
+// WriteHeaders is ToHeaders calling set once per header instead of filling
+// a map, so that a transport writes its own header type directly (one map
+// per published event instead of two).
+func WriteHeaders(e Event, set func(k, v string)) ([]byte, error) {
+	if err := e.Validate(); err != nil {
+		return nil, Permanent(fmt.Errorf("invalid event: %w", err))
+	}
+	set(headerPrefix+"specversion", e.SpecVersion())
+	set(headerPrefix+"id", e.ID())
+	set(headerPrefix+"source", e.Source())
+	set(headerPrefix+"type", e.Type())
+	set(HeaderMsgID, e.ID())
 	if s := e.Subject(); s != "" {
-		h[headerPrefix+"subject"] = pct(s)
+		set(headerPrefix+"subject", pct(s))
 	}
 	if !e.Time().IsZero() {
-		h[headerPrefix+"time"] = e.Time().UTC().Format(time.RFC3339Nano)
+		set(headerPrefix+"time", e.Time().UTC().Format(time.RFC3339Nano))
 	}
 	if ct := e.DataContentType(); ct != "" {
-		h[HeaderContentType] = ct
+		set(HeaderContentType, ct)
 	}
 	if ds := e.DataSchema(); ds != "" {
-		h[headerPrefix+"dataschema"] = ds
+		set(headerPrefix+"dataschema", ds)
 	}
-	for k, v := range e.Extensions() {
+	ext := e.Extensions() // a copy the SDK makes; its own map when it is V1
+	if v1, ok := e.Context.(*cloudevents.EventContextV1); ok {
+		ext = v1.Extensions
+	}
+	for k, v := range ext {
 		sv, ok := v.(string)
 		if !ok {
 			sv = fmt.Sprint(v)
 		}
-		h[headerPrefix+k] = pct(sv)
+		set(headerPrefix+k, pct(sv))
 	}
-	return h, e.Data(), nil
+	return e.Data(), nil
 }
 
 // FromHeaders reads a binary-mode message back into an event and validates

@@ -2,7 +2,6 @@ package natsbus
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -323,16 +322,16 @@ func (b *Bus) PublishRaw(ctx context.Context, subj string, headers map[string]st
 }
 
 func toMsg(subj string, e events.Event) (*nats.Msg, error) {
-	h, data, err := events.ToHeaders(e)
+	msg := &nats.Msg{Subject: subj, Header: make(nats.Header, 12)}
+	values := make([]string, 0, 12) // one backing array for every header's value
+	data, err := events.WriteHeaders(e, func(k, v string) {
+		values = append(values, v)
+		msg.Header[k] = values[len(values)-1 : len(values) : len(values)]
+	})
 	if err != nil {
 		return nil, err
 	}
-	msg := &nats.Msg{Subject: subj, Header: make(nats.Header, len(h)), Data: data}
-	values := make([]string, 0, len(h)) // one backing array for every header's value
-	for k, v := range h {
-		values = append(values, v)
-		msg.Header[k] = values[len(values)-1 : len(values) : len(values)]
-	}
+	msg.Data = data
 	return msg, nil
 }
 
@@ -346,7 +345,7 @@ func decode(h nats.Header, data []byte) (events.Event, error) {
 		keys = append(keys, k)
 	}
 	e, err := events.FromHeaders(h.Get, keys, data)
-	if err == nil && len(data) > 0 && isJSON(e.DataContentType()) && !json.Valid(data) {
+	if err == nil && len(data) > 0 && isJSON(e.DataContentType()) && !events.ValidJSON(data) {
 		return events.Event{}, events.Permanent(fmt.Errorf("%s data is not valid JSON", e.Type()))
 	}
 	return e, err

@@ -309,6 +309,35 @@ func placementOf(b *events.Binding) policy.Placement {
 	return b.Spec.Placement
 }
 
+// affinityKey names the affinities of one term of one spec (term -1: the
+// placement's clusterAffinity) in a snapshot family's memo.
+type affinityKey struct {
+	spec *policy.PropagationSpec
+	term int
+}
+
+// boundAffinities compiles the affinity in force (the term's, then its
+// overflow affinities) and binds each to the snapshot (nil: unbound). The
+// result is read-only: decisions of one family share it.
+func boundAffinities(snap *framework.Snapshot, pl *policy.Placement, term int) []framework.Affinity {
+	var affs []framework.Affinity
+	switch {
+	case pl.ClusterAffinity != nil:
+		affs = []framework.Affinity{framework.CompileAffinity(pl.ClusterAffinity)}
+	case term >= 0:
+		t := &pl.ClusterAffinities[term]
+		affs = make([]framework.Affinity, 0, 1+len(t.OverflowAffinities))
+		affs = append(affs, framework.CompileAffinity(&t.ClusterAffinity))
+		for i := range t.OverflowAffinities {
+			affs = append(affs, framework.CompileAffinity(&t.OverflowAffinities[i]))
+		}
+	}
+	for i := range affs {
+		snap.Bind(&affs[i]) // nil snapshot: nothing to do
+	}
+	return affs
+}
+
 // newRequest builds the per-call plugin input and prepares the affinity in
 // force once, so that no selector is parsed per cluster.
 func newRequest(in *Input, pl *policy.Placement, term int) *framework.Request {
@@ -320,20 +349,17 @@ func newRequest(in *Input, pl *policy.Placement, term int) *framework.Request {
 		Workload:  b.Replicas > 0 || len(b.ReplicaRequirements) > 0,
 		Peers:     in.Peers,
 	}
-	switch {
-	case pl.ClusterAffinity != nil:
-		req.Affinities = []framework.Affinity{framework.CompileAffinity(pl.ClusterAffinity)}
-	case term >= 0:
-		t := &pl.ClusterAffinities[term]
-		req.AffinityName = t.AffinityName
-		req.Affinities = make([]framework.Affinity, 0, 1+len(t.OverflowAffinities))
-		req.Affinities = append(req.Affinities, framework.CompileAffinity(&t.ClusterAffinity))
-		for i := range t.OverflowAffinities {
-			req.Affinities = append(req.Affinities, framework.CompileAffinity(&t.OverflowAffinities[i]))
-		}
+	if pl.ClusterAffinity == nil && term >= 0 {
+		req.AffinityName = pl.ClusterAffinities[term].AffinityName
 	}
-	for i := range req.Affinities {
-		in.Snapshot.Bind(&req.Affinities[i]) // nil Snapshot: nothing to do
+	if b.Spec != nil && in.Snapshot != nil {
+		// pl is a copy of the binding's spec (shared and read-only), so the
+		// spec's pointer and the term name what the affinities depend on.
+		req.Affinities = in.Snapshot.FamilyMemo(affinityKey{b.Spec, term}, func() any {
+			return boundAffinities(in.Snapshot, pl, term)
+		}).([]framework.Affinity)
+	} else {
+		req.Affinities = boundAffinities(in.Snapshot, pl, term)
 	}
 	if len(in.Previous) > 0 {
 		req.Previous = make(map[string]int32, len(in.Previous))
