@@ -24,11 +24,11 @@ import (
 const cliSource = "/flotilla-cli"
 
 func newApply(g *globals) *cobra.Command {
-	var files []string
+	var m manifestFlags
 	var timeout time.Duration
 	var allowUnknown bool
 	c := &cobra.Command{
-		Use:   "apply -f FILE|DIR|- [-f ...]",
+		Use:   "apply -f FILE|DIR|- [-f ...] [-R] [-n NS]",
 		Short: "Apply resource templates, policies and Cluster objects",
 		Long: `Apply Kubernetes objects (Deployments, Services, ... as templates),
 PropagationPolicy / ClusterPropagationPolicy / OverridePolicy /
@@ -40,6 +40,9 @@ selector is an error naming the file, the document, the line and the field
 path, and nothing is published. Secrets in karmada-system (cluster
 credentials, e.g. the one a Cluster's spec.secretRef names) are sealed to the
 credentials key before they leave this process and are never propagated.
+As kubectl's, -n is the namespace of the namespaced objects whose document
+names none (an object naming another namespace is then an error), and -R
+reads the directories given with -f with their subdirectories.
 
 apply publishes the objects in order; one NATS does not acknowledge (as
 while flotilla up restarts after a crash) is published again until it is
@@ -58,7 +61,7 @@ Exit status:
 		Example: "  S=examples/seed000\n  flotilla apply -f $S/my-app.yaml -f $S/propagation-policy.yaml -f $S/override-policy.yaml\n  cat policy.yaml | flotilla apply -f -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := load(cmd, files)
+			res, err := m.load(cmd)
 			if err != nil {
 				return err
 			}
@@ -68,33 +71,11 @@ Exit status:
 			})
 		},
 	}
-	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	m.addTo(c, "namespace of the namespaced objects whose document names none (an object naming another is an error)")
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
 	c.Flags().BoolVar(&allowUnknown, "allow-unknown-kinds", false, "apply templates of kinds Flotilla does not know (custom resources whose CRD is neither accepted nor in this apply)")
 	_ = c.MarkFlagRequired("filename")
 	return c
-}
-
-// loadVerbs say what an error in the files stopped, per command using load.
-var loadVerbs = map[string]string{"apply": "applied", "delete": "deleted", "diff": "compared"}
-
-// load reads and validates documents, printing warnings; errors stop here.
-func load(cmd *cobra.Command, files []string) (validation.Result, error) {
-	res := validation.Load(files, cmd.InOrStdin())
-	for _, w := range res.Warnings {
-		fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", validation.Format(w))
-	}
-	if len(res.Errors) > 0 {
-		for _, e := range res.Errors {
-			fmt.Fprintln(cmd.ErrOrStderr(), "error:", validation.Format(e))
-		}
-		fmt.Fprintf(cmd.ErrOrStderr(), "nothing was %s: %d error(s)\n", loadVerbs[cmd.Name()], len(res.Errors))
-		return res, exitError{errors.New("invalid input")}
-	}
-	if len(res.Docs) == 0 {
-		return res, fmt.Errorf("no objects found in %s", strings.Join(files, ", "))
-	}
-	return res, nil
 }
 
 // outgoing is one event the CLI is about to publish.

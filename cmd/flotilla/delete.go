@@ -16,11 +16,10 @@ import (
 )
 
 func newDelete(g *globals) *cobra.Command {
-	var files []string
-	var namespace string
+	var m manifestFlags
 	var timeout time.Duration
 	c := &cobra.Command{
-		Use:   "delete (-f FILE|DIR|- | TYPE NAME... | TYPE/NAME...) [-n NS]",
+		Use:   "delete (-f FILE|DIR|- [-R] | TYPE NAME... | TYPE/NAME...) [-n NS]",
 		Short: "Delete templates, policies or Cluster objects; deleted templates leave every member",
 		Long: `Delete templates, policies or Cluster objects; deleted templates leave every member.
 
@@ -39,14 +38,12 @@ publishes nothing for it, deletes the others and exits 1.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			var fromFiles []fileRef
-			if len(files) > 0 {
-				res, err := load(cmd, files)
+			if len(m.files) > 0 {
+				res, err := m.load(cmd)
 				if err != nil {
 					return err
 				}
-				if fromFiles, err = fileTargets(res.Docs, namespace, cmd.Flags().Changed("namespace")); err != nil {
-					return err
-				}
+				fromFiles = fileTargets(res.Docs)
 			}
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
 				if len(fromFiles) == 0 && len(args) == 0 {
@@ -58,7 +55,7 @@ publishes nothing for it, deletes the others and exits 1.`,
 				}
 				targets, missing := acceptedOnly(cmd.ErrOrStderr(), accepted, fromFiles)
 				if len(args) > 0 {
-					named, err := resolveNamed(ctx, bus, args, namespace)
+					named, err := resolveNamed(ctx, bus, args, m.namespace)
 					if err != nil {
 						return err
 					}
@@ -89,8 +86,7 @@ publishes nothing for it, deletes the others and exits 1.`,
 			})
 		},
 	}
-	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
-	c.Flags().StringVarP(&namespace, "namespace", "n", "default", "namespace of TYPE NAME, and of the objects in -f files that name none")
+	m.addTo(c, "namespace of TYPE NAME, and of the objects in -f files that name none")
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
 	return c
 }
@@ -101,23 +97,14 @@ type fileRef struct {
 	file string
 }
 
-// fileTargets are the objects of docs to delete. As kubectl's -n, namespace
-// is the namespace of the namespaced objects whose document names none;
-// when it was given (explicit), an object naming another one is an error.
-func fileTargets(docs []validation.Document, namespace string, explicit bool) ([]fileRef, error) {
-	var out []fileRef
+// fileTargets are the objects of docs to delete (in the namespace -n gave
+// them, manifestFlags.load).
+func fileTargets(docs []validation.Document) []fileRef {
+	out := make([]fileRef, 0, len(docs))
 	for _, d := range docs {
-		ns := d.Namespace
-		switch {
-		case d.NamespaceDefaulted:
-			ns = namespace
-		case explicit && d.Namespaced && ns != namespace:
-			return nil, fmt.Errorf("%s: document %d: the namespace from the provided object %q does not match the namespace %q: "+
-				"pass -n %s to delete it", d.File, d.Index, ns, namespace, ns)
-		}
-		out = append(out, fileRef{objectRef{d.APIVersion, d.Kind, ns, d.Name}, d.File})
+		out = append(out, fileRef{objectRef{d.APIVersion, d.Kind, d.Namespace, d.Name}, d.File})
 	}
-	return out, nil
+	return out
 }
 
 // acceptedOnly returns the objects of refs policyd has accepted, as

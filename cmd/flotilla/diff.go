@@ -15,21 +15,21 @@ import (
 )
 
 func newDiff(g *globals) *cobra.Command {
-	var files []string
+	var m manifestFlags
 	c := &cobra.Command{
-		Use:   "diff -f FILE|DIR|-",
+		Use:   "diff -f FILE|DIR|- [-R] [-n NS]",
 		Short: "Show what an apply would change against the accepted objects, as a unified diff",
 		Long: `Show, as a unified diff of YAML, what applying the files would change against
 the objects policyd accepted (status and server-set metadata left out, as
 apply ignores them). A new object is a diff against nothing. A Secret's values
 read "***", "*** (before)" and "*** (after)", as in kubectl diff; cluster
 credentials (Secrets in karmada-system) are sealed on the bus and not
-compared. Exit status, as kubectl diff: 0 nothing would change, 1 something
+compared. -n and -R are apply's. Exit status, as kubectl diff: 0 nothing would change, 1 something
 would, >1 an error.`,
 		Example: "  flotilla diff -f examples/seed000/\n  flotilla get deploy my-app -o yaml | sed 's/replicas: 6/replicas: 9/' | flotilla diff -f -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := load(cmd, files)
+			res, err := m.load(cmd)
 			if err != nil {
 				return withExit{err, 2}
 			}
@@ -85,7 +85,7 @@ would, >1 an error.`,
 			})
 		},
 	}
-	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	m.addTo(c, "namespace of the namespaced objects whose document names none (an object naming another is an error)")
 	_ = c.MarkFlagRequired("filename")
 	return c
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -75,9 +76,11 @@ See where they run:         flotilla get work`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		// Reads warn on the command's standard error (tests capture it).
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			warnings = cmd.ErrOrStderr()
 			g.verb = strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+			emptyNamespaceIsDefault(cmd)
+			return checkTimeout(cmd)
 		},
 	}
 	defURL := os.Getenv("FLOTILLA_NATS_URL")
@@ -135,4 +138,26 @@ func (g *globals) withBus(ctx context.Context, fn func(bus *natsbus.Bus) error) 
 	}
 	defer bus.Close()
 	return refusedDuring(g.verb, bus, func() error { return fn(bus) })
+}
+
+// checkTimeout refuses a --timeout that is not positive, for every command
+// that has one: waiting 0 or -5s would give up before anything could answer.
+func checkTimeout(cmd *cobra.Command) error {
+	f := cmd.Flags().Lookup("timeout")
+	if f == nil || f.Value.Type() != "duration" {
+		return nil
+	}
+	if d, err := time.ParseDuration(f.Value.String()); err == nil && d <= 0 {
+		return fmt.Errorf("invalid argument %q for --timeout: must be more than 0 (for example 30s or 2m)", f.Value.String())
+	}
+	return nil
+}
+
+// emptyNamespaceIsDefault reads -n "" as kubectl does: the default
+// namespace (for the -n flags whose default is "default"; creds issue's
+// --namespace "" means no namespace and stays so).
+func emptyNamespaceIsDefault(cmd *cobra.Command) {
+	if f := cmd.Flags().Lookup("namespace"); f != nil && f.Shorthand == "n" && f.DefValue == "default" && f.Value.String() == "" {
+		_ = f.Value.Set("default")
+	}
 }

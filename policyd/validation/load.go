@@ -32,9 +32,15 @@ var manifestExts = []string{".yaml", ".yml", ".json"}
 // documents (a lone "---", comments only) are skipped and not counted in
 // Document.Index. Unreadable paths and YAML syntax errors are errors naming
 // the file (and line); a syntax error ends only the document it is in.
-func Load(paths []string, stdin io.Reader) Result {
+func Load(paths []string, stdin io.Reader) Result { return load(paths, stdin, false) }
+
+// LoadRecursive is Load reading the manifests of a directory's
+// subdirectories too, in lexical order of their paths (kubectl's -R).
+func LoadRecursive(paths []string, stdin io.Reader) Result { return load(paths, stdin, true) }
+
+func load(paths []string, stdin io.Reader, recursive bool) Result {
 	var res Result
-	for _, in := range ReadInputs(paths, stdin) {
+	for _, in := range readInputs(paths, stdin, recursive) {
 		if in.Problem != nil {
 			res.Errors = append(res.Errors, *in.Problem)
 			continue
@@ -57,7 +63,9 @@ type Input struct {
 // without manifests as a Problem. Load validates each Input with
 // LoadBytes; a caller that validates pieces of a file concurrently (cut
 // with SplitDocuments) starts here.
-func ReadInputs(paths []string, stdin io.Reader) []Input {
+func ReadInputs(paths []string, stdin io.Reader) []Input { return readInputs(paths, stdin, false) }
+
+func readInputs(paths []string, stdin io.Reader, recursive bool) []Input {
 	var out []Input
 	for _, p := range paths {
 		if p == "-" {
@@ -81,24 +89,52 @@ func ReadInputs(paths []string, stdin io.Reader) []Input {
 			out = append(out, readFile(p))
 			continue
 		}
-		entries, err := os.ReadDir(p) // sorted by name
+		files, err := manifestsIn(p, recursive)
 		if err != nil {
 			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: pathError(err)}})
 			continue
 		}
-		found := false
-		for _, e := range entries {
-			if e.IsDir() || !hasManifestExt(e.Name()) {
-				continue
-			}
-			found = true
-			out = append(out, readFile(filepath.Join(p, e.Name())))
+		found := len(files) > 0
+		for _, f := range files {
+			out = append(out, readFile(f))
 		}
 		if !found {
-			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: "no .yaml, .yml or .json files in the directory"}})
+			reason := "no .yaml, .yml or .json files in the directory"
+			if recursive {
+				reason = "no .yaml, .yml or .json files in the directory or below it"
+			}
+			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: reason}})
 		}
 	}
 	return out
+}
+
+// manifestsIn lists the manifest files of directory dir in name order, and
+// with recursive those of its subdirectories too (lexical order of paths).
+func manifestsIn(dir string, recursive bool) ([]string, error) {
+	var files []string
+	if !recursive {
+		entries, err := os.ReadDir(dir) // sorted by name
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !e.IsDir() && hasManifestExt(e.Name()) {
+				files = append(files, filepath.Join(dir, e.Name()))
+			}
+		}
+		return files, nil
+	}
+	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !e.IsDir() && hasManifestExt(e.Name()) {
+			files = append(files, path)
+		}
+		return nil
+	})
+	return files, err
 }
 
 func hasManifestExt(name string) bool {

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/flotilla-io/flotilla/policyd/validation"
+)
+
+// manifestFlags are kubectl's flags for reading manifests, defined once for
+// apply, diff and delete: -f (files, directories, - for stdin), -R
+// (directories with their subdirectories) and -n (the namespace of the
+// namespaced objects whose document names none; given explicitly, an object
+// naming another namespace is an error, as in kubectl).
+type manifestFlags struct {
+	files     []string
+	recursive bool
+	namespace string
+}
+
+func (m *manifestFlags) addTo(c *cobra.Command, namespaceUsage string) {
+	c.Flags().StringArrayVarP(&m.files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	c.Flags().BoolVarP(&m.recursive, "recursive", "R", false, "read the directories given with -f with their subdirectories")
+	c.Flags().StringVarP(&m.namespace, "namespace", "n", "default", namespaceUsage)
+}
+
+// loadVerbs say what an error in the files stopped, per command using load.
+var loadVerbs = map[string]string{"apply": "applied", "delete": "deleted", "diff": "compared"}
+
+// load reads and validates the documents, printing warnings (errors stop
+// here), and puts them in the namespace -n names.
+func (m *manifestFlags) load(cmd *cobra.Command) (validation.Result, error) {
+	read := validation.Load
+	if m.recursive {
+		read = validation.LoadRecursive
+	}
+	res := read(m.files, cmd.InOrStdin())
+	for _, w := range res.Warnings {
+		fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", validation.Format(w))
+	}
+	if len(res.Errors) > 0 {
+		for _, e := range res.Errors {
+			fmt.Fprintln(cmd.ErrOrStderr(), "error:", validation.Format(e))
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "nothing was %s: %d error(s)\n", loadVerbs[cmd.Name()], len(res.Errors))
+		return res, exitError{errors.New("invalid input")}
+	}
+	if len(res.Docs) == 0 {
+		return res, fmt.Errorf("no objects found in %s", strings.Join(m.files, ", "))
+	}
+	explicit := cmd.Flags().Changed("namespace")
+	for i := range res.Docs {
+		d := &res.Docs[i]
+		switch {
+		case d.NamespaceDefaulted:
+			d.Namespace = m.namespace
+			if md, ok := d.Object["metadata"].(map[string]any); ok {
+				md["namespace"] = m.namespace
+			}
+		case explicit && d.Namespaced && d.Namespace != m.namespace:
+			return res, fmt.Errorf("%s: document %d: the namespace from the provided object %q does not match the namespace %q: pass -n %s to %s it",
+				d.File, d.Index, d.Namespace, m.namespace, d.Namespace, cmd.Name())
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/eventstest"
+)
+
+// apply and diff take kubectl's -n (the namespace of the objects whose
+// document names none; an object naming another is an error) and -R (the
+// directories' subdirectories too), as delete does.
+func TestApplyAndDiffTakeTheNamespaceFlagAndReadDirectoriesRecursively(t *testing.T) {
+	url, bus := eventstest.Server(t)
+	stop := startPolicyd(t, bus)
+	defer stop()
+	dir := t.TempDir()
+	configMap := func(name, namespace string) string {
+		doc := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name + "\n"
+		if namespace != "" {
+			doc += "  namespace: " + namespace + "\n"
+		}
+		return doc + "data: {colour: red}\n"
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, doc := range map[string]string{"top.yaml": configMap("top", ""), "sub/deep.yaml": configMap("deep", "")} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	teamB := writeFile(t, "team-b.yaml", configMap("b", "team-b"))
+	empty := filepath.Join(t.TempDir(), "empty")
+	if err := os.MkdirAll(filepath.Join(empty, "nothing-here"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name             string
+		args             []string
+		wantExit         int
+		wantOut, wantErr string
+		wantApplied      []string
+	}{
+		{"-n places an object whose document names no namespace; without -R a directory is read without its subdirectories",
+			[]string{"apply", "-f", dir, "-n", "team-a"}, 0, "configmap/top created (generation 1)\n", "", []string{"team-a/ConfigMap/top"}},
+		{"-R reads the subdirectories too",
+			[]string{"apply", "-R", "-f", dir, "-n", "team-a"}, 0, "configmap/top unchanged\nconfigmap/deep created (generation 1)\n", "", []string{"team-a/ConfigMap/deep"}},
+		{"an object naming another namespace than -n is an error and nothing is applied",
+			[]string{"apply", "-f", teamB, "-f", dir, "-n", "team-a"}, 1, "", `the namespace from the provided object "team-b" does not match the namespace "team-a": pass -n team-b to apply it`, nil},
+		{"-R on a tree without manifests names the directory",
+			[]string{"apply", "-R", "-f", empty}, 1, "", "no .yaml, .yml or .json files in the directory or below it", nil},
+		{"diff compares in the namespace -n gives: nothing would change",
+			[]string{"diff", "-R", "-f", dir, "-n", "team-a"}, 0, "", "", nil},
+		{"diff -n mismatch is an error (exit status 2)",
+			[]string{"diff", "-f", teamB, "-n", "team-a"}, 2, "", "pass -n team-b to diff it", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := c.args
+			if args[0] == "apply" {
+				args = append(args, "--timeout", "20s")
+			}
+			checkRequests(t, url, bus, events.TypeObjectApplied, args, c.wantExit, c.wantOut, c.wantErr, c.wantApplied)
+		})
+	}
+}
+
+// Every command refuses a --timeout that is not positive before doing
+// anything, and reads -n "" as the default namespace, as kubectl does.
+func TestATimeoutMustBePositiveAndAnEmptyNamespaceIsDefault(t *testing.T) {
+	url, _ := eventstest.Server(t)
+	for _, args := range [][]string{
+		{"apply", "-f", "missing.yaml", "--timeout", "-5s"},
+		{"delete", "deploy", "x", "--timeout", "0s"},
+		{"join", "c1", "--kubeconfig", "missing", "--timeout", "-1m"},
+	} {
+		_, _, err := runCLI(t, url, args...)
+		if err == nil || !strings.Contains(err.Error(), "for --timeout: must be more than 0") {
+			t.Errorf("flotilla %s: error %v, want the timeout refused", strings.Join(args, " "), err)
+		}
+	}
+	_, errOut, err := runCLI(t, url, "get", "statefulsets", "-n", "")
+	if err != nil || !strings.Contains(errOut, "No resources found in default namespace.") {
+		t.Errorf("get statefulsets -n '': %v, stderr %q; want the default namespace's empty list", err, errOut)
+	}
+}
