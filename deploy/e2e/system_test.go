@@ -44,6 +44,10 @@ type system struct {
 	artifacts string
 	mu        sync.Mutex
 	procs     map[string]*exec.Cmd
+	// namespaces the test deleted in the members (deleteNamespace), deleted
+	// again once the daemons are stopped: an executord that was applying
+	// into one as it was deleted creates it again.
+	namespaces []string
 }
 
 func newSystem(t *testing.T) *system {
@@ -132,6 +136,11 @@ func (s *system) stopAll() {
 		}
 	}
 	s.keepLogs()
+	for _, ns := range s.namespaces {
+		for _, m := range members {
+			_ = s.member(m).CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		}
+	}
 }
 
 // keepLogs copies every process's whole log to the test's artifact
@@ -345,6 +354,9 @@ func (s *system) cleanMembers(namespace string, deployments, services []string) 
 // deleteNamespace removes a test namespace from every member (its pods hold
 // the fake nodes' pod capacity otherwise).
 func (s *system) deleteNamespace(ns string) {
+	s.mu.Lock()
+	s.namespaces = append(s.namespaces, ns)
+	s.mu.Unlock()
 	for _, m := range members {
 		_ = s.member(m).CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	}

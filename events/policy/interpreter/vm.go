@@ -189,7 +189,7 @@ func (vm *VM) scriptError(ctx context.Context, overMemory bool, err error) error
 		return fmt.Errorf("script exceeded the memory limit (%d MiB allocated in one call)", vm.memory>>20)
 	}
 	if ctx.Err() != nil {
-		return fmt.Errorf("script exceeded the %s deadline", Timeout)
+		return fmt.Errorf("script exceeded the %s deadline", vm.timeout)
 	}
 	var aerr *lua.ApiError
 	if errors.As(err, &aerr) && aerr.Object != nil {
