@@ -271,7 +271,13 @@ func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) erro
 			// in use", or, when the storage cannot hold its cap twice, as
 			// insufficient storage. Then it is checked as any existing one.
 			var again error
-			if st, again = b.js.Stream(ctx, cfg.Name); again != nil {
+			st, again = b.js.Stream(ctx, cfg.Name)
+			if again != nil && isInsufficientStorage(err) {
+				// The other daemon's creation holds the reservation
+				// before its stream shows (longer on a slow disk).
+				st, again = b.awaitStream(ctx, cfg.Name, creationSettle)
+			}
+			if again != nil {
 				return err // still missing: the creation's own failure
 			}
 		} else if err != nil {
@@ -296,6 +302,22 @@ func (b *Bus) ensureStream(ctx context.Context, cfg jetstream.StreamConfig) erro
 		return fmt.Errorf("%w: after a minute no node can place it: nodes offline, or without the storage its cap (%d MiB) reserves (free disk space on them)", err, cfg.MaxBytes>>20)
 	}
 	return err
+}
+
+// creationSettle is how long a creation refused for storage waits for
+// another daemon's creation of the same stream to show.
+const creationSettle = 3 * time.Second
+
+// awaitStream looks the stream up until it exists or wait passes.
+func (b *Bus) awaitStream(ctx context.Context, name string, wait time.Duration) (jetstream.Stream, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		st, err := b.js.Stream(ctx, name)
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return st, err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // sameStreamConfig reports whether have already is what ensureStream
