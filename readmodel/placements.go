@@ -3,6 +3,7 @@ package readmodel
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
@@ -57,15 +58,26 @@ func ExplainPlacement(ms []Stored, ref, namespace string) (events.PlacementDecis
 	}
 	p, err := Resolve(ref, namespace, ps, decisionKey, "templates")
 	if errors.Is(err, ErrNotFound) {
-		return events.PlacementDecision{}, fmt.Errorf("no placement for %s -n %s: is the template applied and claimed by a policy? (flotilla get policies)", ref, namespace)
+		return events.PlacementDecision{}, fmt.Errorf("no placement for %s -n %s: is the template applied and claimed by a policy? (flotilla get policies)", shownRef(ref), namespace)
 	}
 	if err == nil && removed[p.Key] {
-		err = fmt.Errorf("%s -n %s was deleted; its placement was withdrawn", ref, namespace)
+		err = fmt.Errorf("%s -n %s was deleted; its placement was withdrawn", shownRef(ref), namespace)
 	}
 	return p, err
 }
 
 func decisionKey(p events.PlacementDecision) events.ObjectKey { return p.Key }
+
+// shownRef is ref as kubectl names the object: the core group's kinds
+// without a group (configmap/x, not configmap.core/x, which resolving
+// needs to tell the core group from any other).
+func shownRef(ref string) string {
+	kind, name, ok := strings.Cut(ref, "/")
+	if !ok {
+		return ref
+	}
+	return strings.TrimSuffix(kind, ".core") + "/" + name
+}
 
 // Placement decodes one placement event as `watch placements` shows it, as
 // it arrives: a decision, or a withdrawal (whose decision carries the key

@@ -25,6 +25,8 @@ func TestExplainPlacement(t *testing.T) {
 		{"a withdrawn placement says the template was deleted", "svc/my-app", events.PlacementDecision{Key: mySvc}, "svc/my-app -n default was deleted; its placement was withdrawn"},
 		{"a template never placed is not found", "cm/my-app", events.PlacementDecision{},
 			"no placement for cm/my-app -n default: is the template applied and claimed by a policy? (flotilla get policies)"},
+		{"a core kind is named as kubectl names it, without the group explain resolves with", "configmap.core/my-app", events.PlacementDecision{},
+			"no placement for configmap/my-app -n default: is the template applied and claimed by a policy? (flotilla get policies)"},
 		{"a bare name is not enough", "my-app", events.PlacementDecision{}, `"my-app": want KIND/NAME, e.g. deployment/my-app`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
