@@ -75,6 +75,13 @@ placements as work.karmada.io ResourceBinding; ` + "`apply -f -`" + ` and ` + "`
 			ctx := cmd.Context()
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
 				out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+				var changed <-chan struct{}
+				if watch {
+					var err error
+					if changed, err = followChanges(ctx, bus); err != nil {
+						return err
+					}
+				}
 				f, err := readFleet(ctx, bus)
 				if err != nil {
 					return err
@@ -86,7 +93,7 @@ placements as work.karmada.io ResourceBinding; ` + "`apply -f -`" + ` and ` + "`
 				if err := printGet(ctx, out, errw, bus, f, targets, l, sel); err != nil || !watch {
 					return err
 				}
-				return watchGet(ctx, out, errw, bus, targets, l, sel)
+				return watchGet(ctx, out, errw, bus, f, changed, targets, l, sel)
 			})
 		},
 	}

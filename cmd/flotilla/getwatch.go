@@ -27,14 +27,19 @@ var watchedStreams = []struct {
 	{events.StreamHealth, []string{events.AllHealth, events.AllCapacity}},
 }
 
-// watchGet is `get -w`: after the listing, every row that changes is
-// printed again, as kubectl's watch does, until interrupted. Changes are
-// read from the streams; a burst of events is printed once, settled.
-func watchGet(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, targets []readmodel.Target, l *listFlags, sel labels.Selector) error {
+// followChanges subscribes to every stream whose events change the views
+// and signals on the returned channel when one arrives. `get -w` calls it
+// before it reads what it lists, so that no change slips between the
+// listing and the watch.
+func followChanges(ctx context.Context, bus *natsbus.Bus) (<-chan struct{}, error) {
 	changed := make(chan struct{}, 1)
 	for _, s := range watchedStreams {
+		sub, err := bus.Subscribe(ctx, s.stream, s.filters, true)
+		if err != nil {
+			return nil, err
+		}
 		go func() {
-			_ = bus.Watch(ctx, s.stream, s.filters, true, func(natsbus.Message) {
+			_ = sub.Run(func(natsbus.Message) {
 				select {
 				case changed <- struct{}{}:
 				default:
@@ -42,10 +47,15 @@ func watchGet(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, target
 			})
 		}()
 	}
-	last, err := rowsNow(ctx, bus, targets, l, sel)
-	if err != nil {
-		return err
-	}
+	return changed, nil
+}
+
+// watchGet is `get -w`: after the listing (of fleet f, read after
+// followChanges subscribed), every row that changes is printed again, as
+// kubectl's watch does, until interrupted. A burst of events is printed
+// once, settled.
+func watchGet(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, f readmodel.Fleet, changed <-chan struct{}, targets []readmodel.Target, l *listFlags, sel labels.Selector) error {
+	last := rowsOf(ctx, bus, f, targets, l, sel) // what the listing printed
 	quiet := *l
 	quiet.noHeaders = true
 	for {
@@ -55,11 +65,12 @@ func watchGet(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, target
 		case <-changed:
 		}
 		time.Sleep(200 * time.Millisecond) // let the burst settle
-		rows, err := rowsNow(ctx, bus, targets, l, sel)
+		f, err := readFleet(ctx, bus)
 		if err != nil {
 			fmt.Fprintln(errw, "Warning:", err)
 			continue
 		}
+		rows := rowsOf(ctx, bus, f, targets, l, sel)
 		for _, k := range rows.order {
 			if last.lines[k] != rows.lines[k] {
 				if l.objects() {
@@ -80,11 +91,8 @@ type watchRows struct {
 	objs  map[string]*unstructured.Unstructured
 }
 
-func rowsNow(ctx context.Context, bus *natsbus.Bus, targets []readmodel.Target, l *listFlags, sel labels.Selector) (watchRows, error) {
-	f, err := readFleet(ctx, bus)
-	if err != nil {
-		return watchRows{}, err
-	}
+// rowsOf are the rows of fleet f as the listing prints them.
+func rowsOf(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, targets []readmodel.Target, l *listFlags, sel labels.Selector) watchRows {
 	out := watchRows{lines: map[string]string{}, objs: map[string]*unstructured.Unstructured{}}
 	quiet := *l
 	quiet.noHeaders = true
@@ -113,7 +121,7 @@ func rowsNow(ctx context.Context, bus *natsbus.Bus, targets []readmodel.Target, 
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // completeResources completes get's arguments: resource types first, then
