@@ -70,9 +70,13 @@ type Server struct {
 	// PageSize is how many templates /workloads shows per page.
 	PageSize int
 
-	mu       sync.Mutex
-	snap     *snapshot // nil: read again
-	reading  chan struct{}
+	mu      sync.Mutex
+	snap    *snapshot // nil: read again
+	reading chan struct{}
+	// changes counts the changes Run has seen: a read that began before
+	// the latest one is not kept as the snapshot (it would hide the change
+	// from the refresh that change asks for).
+	changes  uint64
 	hub      *hub
 	settleIn time.Duration
 }
@@ -159,6 +163,7 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		s.mu.Lock()
 		s.snap = nil
+		s.changes++
 		s.mu.Unlock()
 		if _, err := s.read(ctx); err != nil {
 			s.log.Warn("console: reading the fleet", zap.Error(err))
@@ -169,7 +174,9 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // read returns the current snapshot, reading it when there is none; one
-// read at a time, which concurrent requests share.
+// read at a time, which concurrent requests share. A read that a change
+// overtook is returned to those waiting for it but not kept, so the next
+// read (the refresh Run makes for that change) reads again.
 func (s *Server) read(ctx context.Context) (*snapshot, error) {
 	for {
 		s.mu.Lock()
@@ -188,12 +195,13 @@ func (s *Server) read(ctx context.Context) (*snapshot, error) {
 			}
 		}
 		done := make(chan struct{})
+		since := s.changes
 		s.reading = done
 		s.mu.Unlock()
 		snap, err := s.readNow(ctx)
 		s.mu.Lock()
 		s.reading = nil
-		if err == nil {
+		if err == nil && s.changes == since {
 			s.snap = snap
 		}
 		s.mu.Unlock()
