@@ -122,20 +122,10 @@ const (
 	HeaderMsgID = "Nats-Msg-Id"
 )
 
-// ToHeaders renders e in binary content mode: every attribute as a "ce-"
-// header (values percent-encoded where the binding says so), data as the body.
-func ToHeaders(e Event) (map[string]string, []byte, error) {
-	h := make(map[string]string, 12)
-	data, err := WriteHeaders(e, func(k, v string) { h[k] = v })
-	if err != nil {
-		return nil, nil, err
-	}
-	return h, data, nil
-}
-
-// WriteHeaders is ToHeaders calling set once per header instead of filling
-// a map, so that a transport writes its own header type directly (one map
-// per published event instead of two).
+// WriteHeaders renders e in binary content mode: every attribute as a
+// "ce-" header (values percent-encoded where the binding says so), each
+// handed to set, so that a transport writes its own header type directly;
+// it returns the data, the body.
 func WriteHeaders(e Event, set func(k, v string)) ([]byte, error) {
 	if err := e.Validate(); err != nil {
 		return nil, Permanent(fmt.Errorf("invalid event: %w", err))

@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 	"go.uber.org/zap"
@@ -143,12 +142,8 @@ func (g *globals) withBus(ctx context.Context, fn func(bus *natsbus.Bus) error) 
 // checkTimeout refuses a --timeout that is not positive, for every command
 // that has one: waiting 0 or -5s would give up before anything could answer.
 func checkTimeout(cmd *cobra.Command) error {
-	f := cmd.Flags().Lookup("timeout")
-	if f == nil || f.Value.Type() != "duration" {
-		return nil
-	}
-	if d, err := time.ParseDuration(f.Value.String()); err == nil && d <= 0 {
-		return fmt.Errorf("invalid argument %q for --timeout: must be more than 0 (for example 30s or 2m)", f.Value.String())
+	if d, err := cmd.Flags().GetDuration("timeout"); err == nil && d <= 0 {
+		return fmt.Errorf("invalid argument %q for --timeout: must be more than 0 (for example 30s or 2m)", d)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -326,7 +327,7 @@ func (s *CredentialService) spreadAccountJWT(j string, everyServer bool) error {
 	defer replies.Unsubscribe()
 	answered := map[string]bool{}
 	deadline := time.Now().Add(updateDeadline)
-	for attempt := 0; time.Now().Before(deadline); attempt++ {
+	for time.Now().Before(deadline) {
 		if err := s.sys.PublishRequest("$SYS.REQ.CLAIMS.UPDATE", inbox, []byte(j)); err != nil {
 			return fmt.Errorf("account update: %w", err)
 		}
@@ -352,7 +353,7 @@ func (s *CredentialService) spreadAccountJWT(j string, everyServer bool) error {
 			if err := json.Unmarshal(m.Data, &reply); err == nil && reply.Error != nil {
 				return fmt.Errorf("account update refused: %s", reply.Error.Description)
 			}
-			id := fmt.Sprintf("reply-%d-%d", attempt, len(answered)) // a reply without its server counts once
+			id := strconv.Itoa(len(answered)) // a reply that names no server counts once
 			if reply.Server != nil && reply.Server.ID != "" {
 				id = reply.Server.ID
 			}

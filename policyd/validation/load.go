@@ -94,11 +94,10 @@ func readInputs(paths []string, stdin io.Reader, recursive bool) []Input {
 			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: pathError(err)}})
 			continue
 		}
-		found := len(files) > 0
 		for _, f := range files {
 			out = append(out, readFile(f))
 		}
-		if !found {
+		if len(files) == 0 {
 			reason := "no .yaml, .yml or .json files in the directory"
 			if recursive {
 				reason = "no .yaml, .yml or .json files in the directory or below it"
@@ -112,24 +111,18 @@ func readInputs(paths []string, stdin io.Reader, recursive bool) []Input {
 // manifestsIn lists the manifest files of directory dir in name order, and
 // with recursive those of its subdirectories too (lexical order of paths).
 func manifestsIn(dir string, recursive bool) ([]string, error) {
-	var files []string
-	if !recursive {
-		entries, err := os.ReadDir(dir) // sorted by name
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if !e.IsDir() && hasManifestExt(e.Name()) {
-				files = append(files, filepath.Join(dir, e.Name()))
-			}
-		}
-		return files, nil
+	root := dir
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		root += string(filepath.Separator) // a link to a directory is walked as the directory
 	}
-	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
+	var files []string
+	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
 			return err
-		}
-		if !e.IsDir() && hasManifestExt(e.Name()) {
+		case e.IsDir() && path != root && !recursive:
+			return fs.SkipDir
+		case !e.IsDir() && hasManifestExt(e.Name()):
 			files = append(files, path)
 		}
 		return nil

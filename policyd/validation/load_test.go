@@ -808,3 +808,47 @@ func TestRevalidatingAPublishedObjectChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// A directory is read without its subdirectories, and with them by
+// LoadRecursive (kubectl's -R); a symbolic link to a directory is read as
+// the directory.
+func TestLoadRecursiveReadsSubdirectoriesAndALinkedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	doc := func(name string) string { return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: " + name + "}\n" }
+	for path, name := range map[string]string{"top.yaml": "top", "sub/deep.yaml": "deep", "sub/notes.txt": ""} {
+		full := filepath.Join(dir, "real", path)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(doc(name)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	names := func(res Result) []string {
+		var out []string
+		for _, d := range res.Docs {
+			out = append(out, d.Name)
+		}
+		for _, e := range res.Errors {
+			out = append(out, "error: "+e.Reason)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		what string
+		got  Result
+		want []string
+	}{
+		{"a directory", Load([]string{filepath.Join(dir, "real")}, nil), []string{"top"}},
+		{"a directory, recursively", LoadRecursive([]string{filepath.Join(dir, "real")}, nil), []string{"deep", "top"}},
+		{"a link to a directory", Load([]string{filepath.Join(dir, "link")}, nil), []string{"top"}},
+		{"a link to a directory, recursively", LoadRecursive([]string{filepath.Join(dir, "link")}, nil), []string{"deep", "top"}},
+	} {
+		if got := names(c.got); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: read %q, want %q", c.what, got, c.want)
+		}
+	}
+}
