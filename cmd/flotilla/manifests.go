@@ -30,14 +30,10 @@ func (m *manifestFlags) addTo(c *cobra.Command, namespaceUsage string) {
 // loadVerbs say what an error in the files stopped, per command using load.
 var loadVerbs = map[string]string{"apply": "applied", "delete": "deleted", "diff": "compared"}
 
-// load reads and validates the documents, printing warnings (errors stop
-// here), and puts them in the namespace -n names.
+// load reads and validates the documents in the namespace -n names,
+// printing warnings (errors stop here).
 func (m *manifestFlags) load(cmd *cobra.Command) (validation.Result, error) {
-	read := validation.Load
-	if m.recursive {
-		read = validation.LoadRecursive
-	}
-	res := read(m.files, cmd.InOrStdin())
+	res := validation.LoadWith(m.files, cmd.InOrStdin(), validation.LoadOptions{Recursive: m.recursive, Namespace: m.namespace})
 	for _, w := range res.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", validation.Format(w))
 	}
@@ -51,16 +47,11 @@ func (m *manifestFlags) load(cmd *cobra.Command) (validation.Result, error) {
 	if len(res.Docs) == 0 {
 		return res, fmt.Errorf("no objects found in %s", strings.Join(m.files, ", "))
 	}
-	explicit := cmd.Flags().Changed("namespace")
-	for i := range res.Docs {
-		d := &res.Docs[i]
-		switch {
-		case d.NamespaceDefaulted:
-			d.Namespace = m.namespace
-			if md, ok := d.Object["metadata"].(map[string]any); ok {
-				md["namespace"] = m.namespace
-			}
-		case explicit && d.Namespaced && d.Namespace != m.namespace:
+	if !cmd.Flags().Changed("namespace") {
+		return res, nil
+	}
+	for _, d := range res.Docs {
+		if d.Namespaced && d.Namespace != m.namespace {
 			return res, fmt.Errorf("%s: document %d: the namespace from the provided object %q does not match the namespace %q: pass -n %s to %s it",
 				d.File, d.Index, d.Namespace, m.namespace, d.Namespace, cmd.Name())
 		}

@@ -66,6 +66,26 @@ func TestApplyAndDiffTakeTheNamespaceFlagAndReadDirectoriesRecursively(t *testin
 			checkRequests(t, url, bus, events.TypeObjectApplied, args, c.wantExit, c.wantOut, c.wantErr, c.wantApplied)
 		})
 	}
+
+	// A policy applied with -n selects in that namespace: its selectors'
+	// default namespace is -n's, so it claims a Deployment applied there.
+	team := t.TempDir()
+	for name, doc := range map[string]string{
+		"policy.yaml": "apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: team-policy}\nspec:\n" +
+			"  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]\n  placement: {clusterAffinity: {clusterNames: [c1]}}\n",
+		"web.yaml": "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: team-web}\nspec:\n  replicas: 1\n" +
+			"  selector: {matchLabels: {app: w}}\n  template:\n    metadata: {labels: {app: w}}\n    spec: {containers: [{name: w, image: nginx}]}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(team, name), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, errOut, err := runCLI(t, url, "apply", "-f", team, "-n", "team-c", "--timeout", "20s"); err != nil {
+		t.Fatalf("apply -n team-c: %v\n%s%s", err, out, errOut)
+	}
+	if out, _, err := runCLI(t, url, "get", "deploy", "-n", "team-c"); err != nil || !strings.Contains(out, "propagationpolicy/team-policy") {
+		t.Errorf("get deploy -n team-c: %v\n%s\nwant it claimed by propagationpolicy/team-policy", err, out)
+	}
 }
 
 // Every command refuses a --timeout that is not positive before doing

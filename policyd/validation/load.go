@@ -20,6 +20,8 @@ type Result struct {
 	Docs     []Document
 	Errors   []Problem
 	Warnings []Problem
+	// namespace: LoadOptions.Namespace, for the documents still to load.
+	namespace string
 }
 
 // manifestExts are the file names Load reads from a directory.
@@ -32,15 +34,24 @@ var manifestExts = []string{".yaml", ".yml", ".json"}
 // documents (a lone "---", comments only) are skipped and not counted in
 // Document.Index. Unreadable paths and YAML syntax errors are errors naming
 // the file (and line); a syntax error ends only the document it is in.
-func Load(paths []string, stdin io.Reader) Result { return load(paths, stdin, false) }
+func Load(paths []string, stdin io.Reader) Result { return LoadWith(paths, stdin, LoadOptions{}) }
 
-// LoadRecursive is Load reading the manifests of a directory's
-// subdirectories too, in lexical order of their paths (kubectl's -R).
-func LoadRecursive(paths []string, stdin io.Reader) Result { return load(paths, stdin, true) }
+// LoadOptions are kubectl's -R and -n for LoadWith.
+type LoadOptions struct {
+	// Recursive reads the manifests of a directory's subdirectories too,
+	// in lexical order of their paths.
+	Recursive bool
+	// Namespace is the namespace of the namespaced objects whose document
+	// names none ("": default). Validation applies it as the document's
+	// own, so the defaults that follow from it (a policy's selector
+	// namespaces) do too.
+	Namespace string
+}
 
-func load(paths []string, stdin io.Reader, recursive bool) Result {
-	var res Result
-	for _, in := range readInputs(paths, stdin, recursive) {
+// LoadWith is Load with options.
+func LoadWith(paths []string, stdin io.Reader, o LoadOptions) Result {
+	res := Result{namespace: o.Namespace}
+	for _, in := range readInputs(paths, stdin, o.Recursive) {
 		if in.Problem != nil {
 			res.Errors = append(res.Errors, *in.Problem)
 			continue
@@ -199,7 +210,7 @@ func listItems(root *strictyaml.Node) ([]*strictyaml.Node, bool) {
 }
 
 func (res *Result) loadRoot(file string, index int, root *strictyaml.Node) {
-	doc, rep := validateTree(root, root.Line())
+	doc, rep := validateTree(root, root.Line(), res.namespace)
 	byLine(rep.errs)
 	byLine(rep.warns)
 	doc.File, doc.Index = file, index

@@ -810,7 +810,7 @@ func TestRevalidatingAPublishedObjectChangesNothing(t *testing.T) {
 }
 
 // A directory is read without its subdirectories, and with them by
-// LoadRecursive (kubectl's -R); a symbolic link to a directory is read as
+// LoadWith with Recursive (kubectl's -R); a symbolic link to a directory is read as
 // the directory.
 func TestLoadRecursiveReadsSubdirectoriesAndALinkedDirectory(t *testing.T) {
 	dir := t.TempDir()
@@ -843,12 +843,38 @@ func TestLoadRecursiveReadsSubdirectoriesAndALinkedDirectory(t *testing.T) {
 		want []string
 	}{
 		{"a directory", Load([]string{filepath.Join(dir, "real")}, nil), []string{"top"}},
-		{"a directory, recursively", LoadRecursive([]string{filepath.Join(dir, "real")}, nil), []string{"deep", "top"}},
+		{"a directory, recursively", LoadWith([]string{filepath.Join(dir, "real")}, nil, LoadOptions{Recursive: true}), []string{"deep", "top"}},
 		{"a link to a directory", Load([]string{filepath.Join(dir, "link")}, nil), []string{"top"}},
-		{"a link to a directory, recursively", LoadRecursive([]string{filepath.Join(dir, "link")}, nil), []string{"deep", "top"}},
+		{"a link to a directory, recursively", LoadWith([]string{filepath.Join(dir, "link")}, nil, LoadOptions{Recursive: true}), []string{"deep", "top"}},
 	} {
 		if got := names(c.got); !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%s: read %q, want %q", c.what, got, c.want)
+		}
+	}
+}
+
+// LoadOptions.Namespace is the namespace of a document naming none, and
+// the defaults that follow from it follow it too: a policy's selectors
+// without a namespace select in it (they selected in default, so a policy
+// applied with -n claimed nothing there).
+func TestTheLoadNamespaceIsADocumentsOwnAndItsSelectorsDefault(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(f, []byte("apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: p}\nspec:\n"+
+		"  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]\n  placement: {clusterAffinity: {clusterNames: [c1]}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for ns, want := range map[string]string{"": "default", "team-a": "team-a"} {
+		res := LoadWith([]string{f}, nil, LoadOptions{Namespace: ns})
+		if len(res.Errors) > 0 || len(res.Docs) != 1 {
+			t.Fatalf("namespace %q: %v", ns, res.Errors)
+		}
+		d := res.Docs[0]
+		sel := d.Object["spec"].(map[string]any)["resourceSelectors"].([]any)[0].(map[string]any)
+		md := d.Object["metadata"].(map[string]any)
+		if d.Namespace != want || !d.NamespaceDefaulted || md["namespace"] != want || sel["namespace"] != want {
+			t.Errorf("namespace %q: document in %q (defaulted %t), metadata.namespace %v, selector namespace %v; want all %q",
+				ns, d.Namespace, d.NamespaceDefaulted, md["namespace"], sel["namespace"], want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package validation
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -26,8 +27,7 @@ type Document struct {
 	Object                            map[string]any
 	APIVersion, Kind, Namespace, Name string
 	// NamespaceDefaulted: the kind is namespaced and the document names no
-	// namespace, so Namespace is "default". A caller with a namespace of
-	// its own (delete -n, as kubectl's -n) puts that one in its place.
+	// namespace, so Namespace is "default", or LoadOptions.Namespace.
 	NamespaceDefaulted bool
 	// Namespaced: the kind is known to be namespaced (false for
 	// cluster-scoped kinds and kinds of unknown scope).
@@ -52,7 +52,7 @@ func ValidateObject(obj map[string]any) (Document, []Problem, []Problem) {
 // object validatePlain does not judge, and the definition it is held to.
 func validateAsTree(obj map[string]any) (Document, []Problem, []Problem) {
 	root, errs := strictyaml.FromGo(obj)
-	doc, rep := validateTree(root, 0)
+	doc, rep := validateTree(root, 0, "")
 	return doc, append(errs, rep.errs...), rep.warns
 }
 
@@ -82,7 +82,7 @@ func validatePlain(obj map[string]any) (Document, *report, bool) {
 	}
 	doc := Document{APIVersion: apiVersion, Kind: kind}
 	doc.Object, _ = checked.(map[string]any)
-	checkSemantics(&doc, nil, info, true, rep)
+	checkSemantics(&doc, nil, info, true, "", rep)
 	return doc, rep, true
 }
 
@@ -91,7 +91,7 @@ var builtinSkip = map[string]bool{"status": true}
 
 // validateTree runs every check on one document and returns it with its
 // report; problems carry field paths and lines but not yet file and index.
-func validateTree(root *strictyaml.Node, docLine int) (Document, *report) {
+func validateTree(root *strictyaml.Node, docLine int, namespace string) (Document, *report) {
 	rep := newReport(docLine)
 	doc := Document{Line: docLine}
 	if root.Kind() != strictyaml.Map {
@@ -135,15 +135,16 @@ func validateTree(root *strictyaml.Node, docLine int) (Document, *report) {
 		obj = map[string]any{}
 	}
 	doc.Object = obj
-	checkSemantics(&doc, root, info, resolved, rep)
+	checkSemantics(&doc, root, info, resolved, namespace, rep)
 	return doc, rep
 }
 
 // checkSemantics is pass 2 of validation, on the document's object after
 // its structure was checked: metadata, names, namespace defaults and the
 // rules of its kind. root is the tree it came from (nil: none, for a
-// built-in kind only).
-func checkSemantics(doc *Document, root *strictyaml.Node, info kindInfo, resolved bool, rep *report) {
+// built-in kind only); namespace is that of a namespaced object naming
+// none ("": default).
+func checkSemantics(doc *Document, root *strictyaml.Node, info kindInfo, resolved bool, namespace string, rep *report) {
 	obj := doc.Object
 	meta := checkMetadata(obj, rep)
 	checkName(meta.Name, nameRuleOf(info, doc.APIVersion, doc.Kind), rep)
@@ -152,7 +153,7 @@ func checkSemantics(doc *Document, root *strictyaml.Node, info kindInfo, resolve
 		doc.Namespaced = info.namespaced
 		switch {
 		case info.namespaced && meta.Namespace == "":
-			doc.Namespace, doc.NamespaceDefaulted = "default", true
+			doc.Namespace, doc.NamespaceDefaulted = cmp.Or(namespace, "default"), true
 			if md, ok := obj["metadata"].(map[string]any); ok {
 				md["namespace"] = doc.Namespace
 			}
