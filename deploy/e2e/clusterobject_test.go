@@ -45,7 +45,7 @@ func TestClusterObjectWithSecretRefRegistersAMemberAndItsCredentialsNeverTravelI
 
 	// Seed 002's nginx-global: only aws-prod exists here, so it runs all 10 replicas.
 	s.cleanMembersOf([]string{"cluster3"}, "default", "nginx-web")
-	t.Cleanup(func() { s.cleanMembersOf([]string{"cluster3"}, "default", "nginx-web") })
+	t.Cleanup(func() { s.halt(); s.cleanMembersOf([]string{"cluster3"}, "default", "nginx-web") })
 	s.mustCLI("apply", "-f", "../../examples/seed002/nginx-global.yaml")
 	ctx := context.Background()
 	cs := s.member("cluster3")

@@ -19,7 +19,9 @@ import (
 func TestTLSUpRefusesClientsWithoutItsCAAndPlacesSeed000(t *testing.T) {
 	s := newSystem(t)
 	s.cleanMembers("default", []string{"my-app"}, []string{"my-app"})
-	t.Cleanup(func() { s.cleanMembers("default", []string{"my-app"}, []string{"my-app"}) })
+	// The daemons stop first: a running executord repairs the deletion as
+	// drift and the cleanup would wait for nothing.
+	t.Cleanup(func() { s.halt(); s.cleanMembers("default", []string{"my-app"}, []string{"my-app"}) })
 	dataDir, listen := filepath.Join(s.dir, "up"), freeAddr(t)
 	s.natsURL = "nats://" + listen
 	s.startUpWith(1, "--data-dir", dataDir, "--listen", listen, "--tls")
