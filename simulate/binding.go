@@ -77,7 +77,7 @@ func decodeBinding(d validation.Document) (*bindingDoc, error) {
 	}
 	r := rb.Spec.Resource
 	b := &bindingDoc{
-		label:     fmt.Sprintf("%s: document %d: %s %s", d.File, d.Index, d.Kind, qualified(d.Namespace, d.Name)),
+		label:     fmt.Sprintf("%s: %s %s", d.Where(), d.Kind, qualified(d.Namespace, d.Name)),
 		namespace: rb.Metadata.Namespace,
 		resource:  events.KeyOf(r.APIVersion, r.Kind, r.Namespace, r.Name),
 		uid:       r.UID,

@@ -303,7 +303,7 @@ func decodeDoc(d validation.Document, into any) error {
 		err = json.Unmarshal(b, into)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: document %d: %s %s: cannot decode: %w", d.File, d.Index, d.Kind, d.Name, err)
+		return fmt.Errorf("%s: %s %s: cannot decode: %w", d.Where(), d.Kind, d.Name, err)
 	}
 	return nil
 }

@@ -112,8 +112,8 @@ func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs 
 		if f, again := first[k]; again {
 			// kubectl applies both too; the second is then a change of
 			// what the first applied, and probably not meant.
-			fmt.Fprintf(errw, "Warning: %s: document %d: %s is also %s document %d: both are applied, this one last\n",
-				d.File, d.Index, label(d.Kind, d.APIVersion, d.Name), f.doc.File, f.doc.Index)
+			fmt.Fprintf(errw, "Warning: %s: %s is also %s: both are applied, this one last\n",
+				d.Where(), label(d.Kind, d.APIVersion, d.Name), f.doc.Where())
 			if verb != verbUnchanged || f.verb != verbUnchanged {
 				verb = verbConfigured
 			}
@@ -390,7 +390,7 @@ func fetchSealKey(ctx context.Context, bus *natsbus.Bus) (*sealing.Key, error) {
 func sealSecret(d validation.Document, key *sealing.Key) (events.SealedSecret, error) {
 	values, err := member.SecretValues(d.Object)
 	if err != nil {
-		return events.SealedSecret{}, fmt.Errorf("%s: document %d: %w", d.File, d.Index, err)
+		return events.SealedSecret{}, fmt.Errorf("%s: %w", d.Where(), err)
 	}
 	base := "."
 	if d.File != "" && d.File != "-" {

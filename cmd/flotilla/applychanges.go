@@ -87,7 +87,7 @@ func preflight(ctx context.Context, errw io.Writer, bus *natsbus.Bus, accepted r
 	for _, d := range docs {
 		if why := validation.Unappliable(d.APIVersion, d.Kind); why != "" {
 			refused++
-			fmt.Fprintf(errw, "error: %s: document %d: line %d: kind: %s\n", d.File, d.Index, d.Line, why)
+			fmt.Fprintf(errw, "error: %s: line %d: %s: %s\n", d.Where(), d.Line, d.Field("kind"), why)
 			continue
 		}
 		unknown, suggest := validation.UnknownKind(d.APIVersion, d.Kind)
@@ -99,8 +99,8 @@ func preflight(ctx context.Context, errw io.Writer, bus *natsbus.Bus, accepted r
 		if len(suggest) > 0 {
 			hint = fmt.Sprintf(" (did you mean %s?)", strings.Join(suggest, " or "))
 		}
-		fmt.Fprintf(errw, "error: %s: document %d: line %d: apiVersion: %s %s is no kind Flotilla knows%s: a typo would start a new kind of template; "+
-			"pass --allow-unknown-kinds to apply a custom resource\n", d.File, d.Index, d.Line, d.APIVersion, d.Kind, hint)
+		fmt.Fprintf(errw, "error: %s: line %d: %s: %s %s is no kind Flotilla knows%s: a typo would start a new kind of template; "+
+			"pass --allow-unknown-kinds to apply a custom resource\n", d.Where(), d.Line, d.Field("apiVersion"), d.APIVersion, d.Kind, hint)
 	}
 	if refused > 0 {
 		fmt.Fprintf(errw, "nothing was applied: %d error(s)\n", refused)

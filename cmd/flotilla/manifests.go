@@ -52,8 +52,8 @@ func (m *manifestFlags) load(cmd *cobra.Command) (validation.Result, error) {
 	}
 	for _, d := range res.Docs {
 		if d.Namespaced && d.Namespace != m.namespace {
-			return res, fmt.Errorf("%s: document %d: the namespace from the provided object %q does not match the namespace %q: pass -n %s to %s it",
-				d.File, d.Index, d.Namespace, m.namespace, d.Namespace, cmd.Name())
+			return res, fmt.Errorf("%s: the namespace from the provided object %q does not match the namespace %q: pass -n %s to %s it",
+				d.Where(), d.Namespace, m.namespace, d.Namespace, cmd.Name())
 		}
 	}
 	return res, nil

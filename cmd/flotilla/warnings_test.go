@@ -75,7 +75,7 @@ metadata: {name: w1, namespace: default}
 spec: {size: 1}
 `), "--timeout", "20s"}, 0, "", "widget.example.flotilla.io/w1 created (generation 1)\n"},
 		{"one object twice in one apply is applied twice, with a warning", []string{"apply", "-f", dup, "--timeout", "20s"}, 0,
-			"Warning: " + dup + ": document 2: configmap/twice is also " + dup + " document 1: both are applied, this one last\n",
+			"Warning: " + dup + ": document 2: configmap/twice is also " + dup + ": document 1: both are applied, this one last\n",
 			"configmap/twice created (generation 1)\nconfigmap/twice configured (generation 2)\n"},
 		{"the typo is not a template", []string{"get", "deployments.app"}, 0, "No resources found in default namespace.\n", ""},
 		{"a kubeconfig joined already under another name is refused", []string{"join", "cluster1-again", "--cluster-kubeconfig", kubeconfig}, 1,

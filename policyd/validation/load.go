@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flotilla-io/flotilla/internal/strictyaml"
@@ -178,23 +179,25 @@ func LoadBytes(file string, data []byte) Result {
 }
 
 // loadBytes validates every document of one file. A v1 List (what `get
-// -o yaml` prints, as kubectl's) stands for its items: each is a document
-// of its own, numbered on from the list's place.
+// -o yaml` prints, as kubectl's) stands for its items: each is a Document
+// of its own, with the list's document number and its place among the
+// items (Document.Item), and its problems' field paths start at the list:
+// items[2].spec.replicas.
 func (res *Result) loadBytes(file string, data []byte) {
 	index := 0
 	for _, d := range strictyaml.Parse(file, data) {
+		index++
 		res.Errors = append(res.Errors, d.Problems...)
 		if d.Root == nil {
-			index++
 			continue
 		}
-		roots := []*strictyaml.Node{d.Root}
-		if items, ok := listItems(d.Root); ok {
-			roots = items
+		items, isList := listItems(d.Root)
+		if !isList {
+			res.loadRoot(file, index, 0, d.Root)
+			continue
 		}
-		for _, root := range roots {
-			index++
-			res.loadRoot(file, index, root)
+		for i, root := range items {
+			res.loadRoot(file, index, i+1, root)
 		}
 	}
 }
@@ -209,17 +212,19 @@ func listItems(root *strictyaml.Node) ([]*strictyaml.Node, bool) {
 	return root.Get("items").Items(), true
 }
 
-func (res *Result) loadRoot(file string, index int, root *strictyaml.Node) {
+// loadRoot validates one document, or item (1-based; 0: not a list's)
+// of the list that is document index.
+func (res *Result) loadRoot(file string, index, item int, root *strictyaml.Node) {
 	doc, rep := validateTree(root, root.Line(), res.namespace)
 	byLine(rep.errs)
 	byLine(rep.warns)
-	doc.File, doc.Index = file, index
+	doc.File, doc.Index, doc.Item = file, index, item
 	res.Docs = append(res.Docs, doc)
 	for _, p := range rep.errs {
-		res.Errors = append(res.Errors, place(p, file, index))
+		res.Errors = append(res.Errors, place(p, file, index, item))
 	}
 	for _, p := range rep.warns {
-		res.Warnings = append(res.Warnings, place(p, file, index))
+		res.Warnings = append(res.Warnings, place(p, file, index, item))
 	}
 }
 
@@ -228,7 +233,22 @@ func byLine(ps []Problem) {
 	slices.SortStableFunc(ps, func(a, b Problem) int { return a.Line - b.Line })
 }
 
-func place(p Problem, file string, index int) Problem {
+// place puts a document's problem in its file: its document number and,
+// for an item of a list, the item's path before the field's.
+func place(p Problem, file string, index, item int) Problem {
 	p.File, p.Document = file, index
+	if item > 0 {
+		p.Field = joinPath(itemPath(item), p.Field)
+	}
 	return p
+}
+
+// itemPath is the field path of a v1 List's item (1-based) in the list.
+func itemPath(item int) string { return "items[" + strconv.Itoa(item-1) + "]" }
+
+func joinPath(parent, field string) string {
+	if field == "" {
+		return parent
+	}
+	return parent + "." + field
 }

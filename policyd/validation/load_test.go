@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -875,6 +876,59 @@ func TestTheLoadNamespaceIsADocumentsOwnAndItsSelectorsDefault(t *testing.T) {
 		if d.Namespace != want || !d.NamespaceDefaulted || md["namespace"] != want || sel["namespace"] != want {
 			t.Errorf("namespace %q: document in %q (defaulted %t), metadata.namespace %v, selector namespace %v; want all %q",
 				ns, d.Namespace, d.NamespaceDefaulted, md["namespace"], sel["namespace"], want)
+		}
+	}
+}
+
+// TestAListItemIsPlacedByTheListsDocumentAndItsPathInTheList: the items of
+// a v1 List (what `get -o yaml` prints) are documents of their own, and a
+// problem in one names the list's document number, the item's line and
+// its path from the list; a document after the list keeps its number.
+func TestAListItemIsPlacedByTheListsDocumentAndItsPathInTheList(t *testing.T) {
+	data := []byte(`apiVersion: v1
+kind: ConfigMap
+metadata: {name: first}
+---
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: a}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: b}
+  spec:
+    replicas: "three"
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: last}
+`)
+	res := LoadBytes("list.yaml", data)
+	var where []string
+	for _, d := range res.Docs {
+		where = append(where, d.Where()+" "+d.Name+" "+d.Field("kind"))
+	}
+	want := []string{
+		"list.yaml: document 1 first kind",
+		"list.yaml: document 2: items[0] a items[0].kind",
+		"list.yaml: document 2: items[1] b items[1].kind",
+		"list.yaml: document 3 last kind",
+	}
+	if !slices.Equal(where, want) {
+		t.Errorf("documents:\n%s\nwant:\n%s", strings.Join(where, "\n"), strings.Join(want, "\n"))
+	}
+	var errs []string
+	for _, e := range res.Errors {
+		errs = append(errs, Format(e))
+	}
+	for _, w := range []string{
+		`list.yaml: document 2: line 14: items[1].spec.selector: required value`,
+		`list.yaml: document 2: line 15: items[1].spec.replicas: invalid type: expected integer, got string "three"`,
+	} {
+		if !slices.Contains(errs, w) {
+			t.Errorf("errors:\n%s\nwant among them: %s", strings.Join(errs, "\n"), w)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,8 +19,11 @@ import (
 // will be published: decoded, normalised and defaulted.
 type Document struct {
 	File  string // as given ("-" for stdin); empty for ValidateObject
-	Index int    // 1-based index among the non-empty documents of the file
-	Line  int    // line of the document's first field
+	Index int    // 1-based index among the documents of the file
+	// Item is the document's 1-based place among the items of the v1 List
+	// that is document Index; 0 when it is not a list's item.
+	Item int
+	Line int // line of the document's first field
 	// Object is the document as plain JSON values (map[string]any, []any,
 	// string, int64, float64, bool, nil) with seed spellings normalised and
 	// defaults applied. Unknown or ill-typed fields (reported as errors) are
@@ -32,6 +36,25 @@ type Document struct {
 	// Namespaced: the kind is known to be namespaced (false for
 	// cluster-scoped kinds and kinds of unknown scope).
 	Namespaced bool
+}
+
+// Where names the document in messages: "file: document 2", and an item
+// of a v1 List by its path in the list, "file: document 2: items[0]".
+func (d Document) Where() string {
+	w := d.File + ": document " + strconv.Itoa(d.Index)
+	if d.Item > 0 {
+		w += ": " + itemPath(d.Item)
+	}
+	return w
+}
+
+// Field is the path of one of the document's fields as its problems name
+// it: from the list for an item of a v1 List (items[0].kind).
+func (d Document) Field(path string) string {
+	if d.Item > 0 {
+		return joinPath(itemPath(d.Item), path)
+	}
+	return path
 }
 
 // ValidateObject validates one object that arrived without a file (from the
