@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
@@ -67,8 +68,7 @@ would, >1 an error.`,
 					if err != nil {
 						return withExit{err, 2}
 					}
-					text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: difflib.SplitLines(before), B: difflib.SplitLines(string(after)),
-						FromFile: "accepted/" + name, ToFile: "applied/" + name, Context: 3})
+					text, err := unifiedDiff(name, before, string(after))
 					if err != nil {
 						return withExit{err, 2}
 					}
@@ -88,6 +88,29 @@ would, >1 an error.`,
 	m.addTo(c, "namespace of the namespaced objects whose document names none (an object naming another is an error)")
 	_ = c.MarkFlagRequired("filename")
 	return c
+}
+
+// unifiedDiff is diff -u of an object's accepted and applied YAML, with
+// three lines of context.
+func unifiedDiff(name, before, after string) (string, error) {
+	return difflib.GetUnifiedDiffString(difflib.UnifiedDiff{A: diffLines(before), B: diffLines(after),
+		FromFile: "accepted/" + name, ToFile: "applied/" + name, Context: 3})
+}
+
+// diffLines splits text into the lines a unified diff compares, each with
+// its newline. difflib.SplitLines adds an empty last line to text that
+// ends in one, which showed as a blank context line and put every hunk
+// header one line off ("@@ -1 +1,3 @@" for a new object of two lines,
+// where diff -u says "@@ -0,0 +1,2 @@").
+func diffLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	if !strings.HasSuffix(text, "\n") {
+		text += "\n"
+	}
+	lines := strings.SplitAfter(text, "\n")
+	return lines[:len(lines)-1] // the empty string after the last newline
 }
 
 // withExit gives an error its exit status.

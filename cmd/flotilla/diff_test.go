@@ -50,3 +50,20 @@ stringData: {kubeconfig: TOPSECRET}
 		t.Errorf("cluster credentials: want them left out with a warning, got %v\n%s%s", err, out, errOut)
 	}
 }
+
+// TestTheDiffsHunkHeadersCountLinesAsDiffDoes: what diff -u prints for a
+// new object, a changed line and a removed object, byte for byte; the
+// hunk headers were one line off and a blank context line was added.
+func TestTheDiffsHunkHeadersCountLinesAsDiffDoes(t *testing.T) {
+	for _, c := range []struct{ before, after, want string }{
+		{"", "a: 1\nb: 2\n", "--- accepted/x\n+++ applied/x\n@@ -0,0 +1,2 @@\n+a: 1\n+b: 2\n"},
+		{"a: 1\nb: 2\nc: 3\n", "a: 1\nb: 9\nc: 3\n", "--- accepted/x\n+++ applied/x\n@@ -1,3 +1,3 @@\n a: 1\n-b: 2\n+b: 9\n c: 3\n"},
+		{"a: 1\n", "", "--- accepted/x\n+++ applied/x\n@@ -1 +0,0 @@\n-a: 1\n"},
+		{"a: 1\n", "a: 1\n", ""},
+	} {
+		got, err := unifiedDiff("x", c.before, c.after)
+		if err != nil || got != c.want {
+			t.Errorf("diff of %q and %q:\n%q (%v)\nwant\n%q", c.before, c.after, got, err, c.want)
+		}
+	}
+}
