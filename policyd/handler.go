@@ -340,7 +340,22 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 	if !ok {
 		return nil
 	}
-	h.st.remove(key)
+	undo := h.st.remove(key)
+	if err := h.removalEffects(ctx, e, key, rec); err != nil {
+		// Not all published: the redelivery must find the object to
+		// publish them (each effect is idempotent, and the removed event's
+		// id is deterministic). Without the undo it found nothing and
+		// answered, and the binding or registration stayed live.
+		undo()
+		return err
+	}
+	return nil
+}
+
+// removalEffects publishes what follows from removing rec's object, once
+// the state has forgotten it: the binding withdrawn, the cluster
+// deregistered, or the templates a policy claimed bound again.
+func (h *Handler) removalEffects(ctx context.Context, e events.Event, key events.ObjectKey, rec events.ObjectRecord) error {
 	switch rec.Role {
 	case events.RoleTemplate:
 		if err := h.unbind(ctx, e, key); err != nil {
@@ -359,10 +374,10 @@ func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error
 			delete(h.st.registrations, key.Name)
 			h.st.deregistered[key.Name] = gen
 		}
+		return nil
 	default:
 		return h.effects(ctx, e, rec)
 	}
-	return nil
 }
 
 // HandleSecretSealed stores sealed cluster credentials.

@@ -3,6 +3,7 @@ package policyd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -268,5 +269,78 @@ func TestAClusterAppliedAgainAfterDeletionContinuesItsGenerations(t *testing.T) 
 	}
 	if strings.Join(got, " ") != "registered.v1@1 deregistered.v1@2 registered.v1@3" {
 		t.Fatalf("registrations: %v", got)
+	}
+}
+
+// failingOnce fails the first publish of one event type, as a publish
+// that times out does, and records the rest.
+type failingOnce struct {
+	eventstest.Recorder
+	fail events.Type
+}
+
+func (f *failingOnce) Publish(ctx context.Context, subject string, e events.Event) error {
+	if events.Type(e.Type()) == f.fail {
+		f.fail = ""
+		return errTimeout
+	}
+	return f.Recorder.Publish(ctx, subject, e)
+}
+
+var errTimeout = errors.New("nats: timeout")
+
+// TestADeletionWhoseEffectFailedPublishesItOnRedelivery: when a deletion's
+// effect (a template's binding.removed, a cluster's deregistration, the
+// templates a deleted policy claimed bound again) fails to publish, the
+// handler fails and its redelivery publishes it. It used to forget the
+// object first, so the redelivery found nothing and answered: the binding
+// stayed live and the workload on its members.
+func TestADeletionWhoseEffectFailedPublishesItOnRedelivery(t *testing.T) {
+	cluster := "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: cluster1}\nspec: {apiEndpoint: 'https://127.0.0.1:6443'}\n"
+	for _, c := range []struct {
+		what, deleted string
+		fails         events.Type
+		want          func(*eventstest.Recorder) bool
+	}{
+		{"a template", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: my-app, namespace: default}}`, events.TypeBindingRemoved,
+			func(r *eventstest.Recorder) bool { return len(r.OfType(events.TypeBindingRemoved)) == 1 }},
+		{"a cluster", `{apiVersion: cluster.karmada.io/v1alpha1, kind: Cluster, metadata: {name: cluster1}}`, events.TypeClusterDeregistered,
+			func(r *eventstest.Recorder) bool { return len(r.OfType(events.TypeClusterDeregistered)) == 1 }},
+		{"an override the binding carried", `{apiVersion: policy.karmada.io/v1alpha1, kind: OverridePolicy, metadata: {name: o, namespace: default}}`, events.TypeBindingChanged,
+			func(r *eventstest.Recorder) bool {
+				bs := bindings(r)
+				return len(bs) > 0 && len(bs[len(bs)-1].Overrides) == 0
+			}},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			pub := &failingOnce{}
+			h := NewHandler(pub, "t", zap.NewNop())
+			ctx := context.Background()
+			override := "apiVersion: policy.karmada.io/v1alpha1\nkind: OverridePolicy\nmetadata: {name: o, namespace: default}\nspec:\n  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment}]\n  overrideRules: [{overriders: {imageOverrider: [{component: Registry, operator: replace, value: r.example.com}]}}]\n"
+			for _, d := range []string{policyDoc("p", "", 0), override, deployment, cluster} {
+				if err := h.Handle(ctx, applied(t, d)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var obj map[string]any
+			if err := yaml.Unmarshal([]byte(c.deleted), &obj); err != nil {
+				t.Fatal(err)
+			}
+			del, err := events.New(events.TypeObjectDeleted, "/test", "x", obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub.fail = c.fails
+			if err := h.Handle(ctx, del); !errors.Is(err, errTimeout) || events.IsPermanent(err) {
+				t.Fatalf("first delivery: %v, want the publish's error, to be retried", err)
+			}
+			if err := h.Handle(ctx, del); err != nil {
+				t.Fatalf("redelivery: %v", err)
+			}
+			if !c.want(&pub.Recorder) {
+				t.Errorf("after the redelivery: %d binding.removed, %d deregistered; want the effect published once",
+					len(pub.OfType(events.TypeBindingRemoved)), len(pub.OfType(events.TypeClusterDeregistered)))
+			}
+		})
 	}
 }

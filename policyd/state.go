@@ -153,31 +153,60 @@ func (s *state) putTemplate(r events.ObjectRecord, obj map[string]any) error {
 	return nil
 }
 
-// remove forgets an object.
-func (s *state) remove(k events.ObjectKey) {
+// remove forgets an object. undo puts back exactly what it forgot: a
+// deletion whose effects were not all published undoes it, so that its
+// redelivery finds the object and publishes them again.
+func (s *state) remove(k events.ObjectKey) (undo func()) {
 	r, ok := s.records[k]
 	if !ok {
-		return
+		return func() {}
 	}
 	delete(s.records, k)
+	var restore func()
 	switch r.Role {
 	case events.RoleTemplate:
+		t := s.templates[k]
 		delete(s.templates, k)
-		if r.APIVersion == policy.PriorityClassAPIVersion && k.Kind == policy.KindPriorityClass {
+		pc, hadPC := s.priorityClasses[k.Name]
+		isPC := r.APIVersion == policy.PriorityClassAPIVersion && k.Kind == policy.KindPriorityClass
+		if isPC {
 			delete(s.priorityClasses, k.Name)
 		}
+		restore = func() {
+			s.templates[k] = t
+			if isPC && hadPC {
+				s.priorityClasses[k.Name] = pc
+			}
+		}
 	case events.RolePolicy:
+		c := s.propagations[k]
 		delete(s.propagations, k)
 		s.policiesChanged()
+		restore = func() { s.propagations[k] = c; s.policiesChanged() }
 	case events.RoleOverride:
+		o := s.overrides[k]
 		delete(s.overrides, k)
 		s.policiesChanged()
+		restore = func() { s.overrides[k] = o; s.policiesChanged() }
 	case events.RoleCluster:
+		c := s.clusters[k.Name]
 		delete(s.clusters, k.Name)
+		restore = func() { s.clusters[k.Name] = c }
 	case events.RoleCredentials:
-		delete(s.secrets, k.Namespace+"/"+k.Name)
+		sk := k.Namespace + "/" + k.Name
+		sec := s.secrets[sk]
+		delete(s.secrets, sk)
+		restore = func() { s.secrets[sk] = sec }
 	case events.RoleInterpreter:
+		i := s.interpreters[k]
 		delete(s.interpreters, k)
+		restore = func() { s.interpreters[k] = i }
+	default:
+		restore = func() {}
+	}
+	return func() {
+		s.records[k] = r
+		restore()
 	}
 }
 
