@@ -125,15 +125,24 @@ func (h *Handler) readBinding(ctx context.Context, e events.Event) error {
 	prev, had := h.book.bindings[b.Key]
 	h.book.bindings[b.Key] = b
 	h.book.arrived(b.Key)
-	if err := h.schedule(ctx, e, b.Key); err != nil {
-		// Not placed: forget the revision, so that the redelivery schedules it.
+	placed := false
+	defer func() {
+		if placed {
+			return
+		}
+		// Not placed (an error, or a panic the consumer dead-letters):
+		// forget the revision, so that a redelivery schedules it and no
+		// later cluster change decides a binding that failed.
 		if had {
 			h.book.bindings[b.Key] = prev
 		} else {
 			delete(h.book.bindings, b.Key)
 		}
+	}()
+	if err := h.schedule(ctx, e, b.Key); err != nil {
 		return err
 	}
+	placed = true
 	// Later decisions (cluster changes, failover) encode it afresh; keeping
 	// the bytes of every binding would cost as much memory again.
 	b.Reencode()

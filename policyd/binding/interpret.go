@@ -2,6 +2,7 @@ package binding
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -79,7 +80,8 @@ func Interpret(b *events.Binding, t *Template, interp *policy.Interpretation, pr
 }
 
 // checkComponents is Karmada's ResourceBinding webhook rule on components
-// (reference features §3.1): names non-empty and unique.
+// (reference features §3.1): names non-empty and unique; and, as for any
+// Kubernetes replica count, no component's replicas negative.
 func checkComponents(comps []policy.Component) error {
 	seen := map[string]bool{}
 	for _, c := range comps {
@@ -88,6 +90,9 @@ func checkComponents(comps []policy.Component) error {
 		}
 		if seen[c.Name] {
 			return errors.New(policy.OpInterpretComponent + ": component names must be unique")
+		}
+		if c.Replicas < 0 {
+			return fmt.Errorf("%s: component %q has %d replicas: must not be negative", policy.OpInterpretComponent, c.Name, c.Replicas)
 		}
 		seen[c.Name] = true
 	}

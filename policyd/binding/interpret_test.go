@@ -37,6 +37,8 @@ func TestInterpret(t *testing.T) {
 			got{Error: "ResourceInterpreterCustomization(w) InterpretComponent: component names must be non-empty"}},
 		{"a repeated component name is refused", comps(`{{name = "a", replicas = 1}, {name = "a", replicas = 1}}`), false,
 			got{Error: "ResourceInterpreterCustomization(w) InterpretComponent: component names must be unique"}},
+		{"a negative component count is refused", comps(`{{name = "head", replicas = 1}, {name = "work", replicas = -2}}`), false,
+			got{Error: `ResourceInterpreterCustomization(w) InterpretComponent: component "work" has -2 replicas: must not be negative`}},
 		{"dependencies run only for propagateDeps", &policy.Interpretation{Names: []string{"w"},
 			Dependencies: []string{`function GetDependencies(o) return {{apiVersion = "v1", kind = "Secret", namespace = "ns", name = "s"}} end`}}, true,
 			got{Deps: []string{"Secret/s"}}},

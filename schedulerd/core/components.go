@@ -42,8 +42,11 @@ func newSetEstimator(comps []policy.Component) setEstimator {
 	per := map[corev1.ResourceName]int64{}
 	var names []corev1.ResourceName
 	for _, c := range comps {
+		if c.Replicas <= 0 {
+			continue // policyd refuses a negative count; nothing to place
+		}
 		e.pods += int64(c.Replicas)
-		if c.ReplicaRequirements == nil || c.Replicas == 0 {
+		if c.ReplicaRequirements == nil {
 			continue
 		}
 		for name, q := range c.ReplicaRequirements.ResourceRequest {
@@ -51,7 +54,7 @@ func newSetEstimator(comps []policy.Component) setEstimator {
 				if _, seen := per[name]; !seen {
 					names = append(names, name)
 				}
-				per[name] += v * int64(c.Replicas)
+				per[name] = saturatingAdd(per[name], saturatingMul(v, int64(c.Replicas)))
 			}
 		}
 	}
@@ -59,6 +62,25 @@ func newSetEstimator(comps []policy.Component) setEstimator {
 		e.demand = append(e.demand, framework.ResourceUnits{Name: n, Value: per[n]})
 	}
 	return e
+}
+
+// saturatingMul is a×b for a, b > 0, or math.MaxInt64 where that
+// overflows: a set asking for more than int64 holds fits nowhere, where
+// the wrapped product could be 0 (a division by it) or negative.
+func saturatingMul(a, b int64) int64 {
+	if a > math.MaxInt64/b {
+		return math.MaxInt64
+	}
+	return a * b
+}
+
+// saturatingAdd is a+b for a, b ≥ 0, or math.MaxInt64 where that
+// overflows.
+func saturatingAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }
 
 // setsOf is the number of whole sets the cluster can start: 0 without a

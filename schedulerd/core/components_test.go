@@ -158,3 +158,32 @@ func TestSetsOf(t *testing.T) {
 		})
 	}
 }
+
+// TestSetsOfHostileComponentsNeitherPanicsNorFits: components whose
+// demand overflows int64 (2^62 memory units × 4) or cancels out (a
+// negative count, which policyd refuses but a bus event may carry) were a
+// division by zero in setsOf: schedulerd panicked on the binding and on
+// every cluster change after it.
+func TestSetsOfHostileComponentsNeitherPanicsNorFits(t *testing.T) {
+	huge := policy.Component{Name: "w", Replicas: 4, ReplicaRequirements: &policy.ComponentRequirements{
+		ResourceRequest: corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(1<<62, resource.BinarySI)}}}
+	roomy := cluster("m", func(c *framework.ClusterInfo) {
+		c.Allocatable = corev1.ResourceList{corev1.ResourcePods: resource.MustParse("100"), corev1.ResourceCPU: resource.MustParse("100"),
+			corev1.ResourceMemory: resource.MustParse("1Ti")}
+	})
+	for _, c := range []struct {
+		what  string
+		comps []policy.Component
+		want  int64
+	}{
+		{"a demand beyond int64 fits nowhere", []policy.Component{huge}, 0},
+		{"a negative count does not cancel another's demand", []policy.Component{comp("head", 1, "2"), comp("work", -2, "1")}, 50},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			e := newSetEstimator(c.comps)
+			if got := e.setsOf(&roomy); got != c.want {
+				t.Errorf("sets = %d, want %d", got, c.want)
+			}
+		})
+	}
+}

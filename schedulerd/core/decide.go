@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -89,7 +90,7 @@ func (s *Scheduler) Decide(in DecideInput) events.PlacementDecision {
 	} else if e := in.Binding.InterpreterError; e != "" {
 		res = Result{Error: e}
 	} else {
-		res = s.Schedule(sin)
+		res = s.scheduleRecovered(sin)
 	}
 	b := &in.Binding
 	p := events.PlacementDecision{
@@ -107,6 +108,20 @@ func (s *Scheduler) Decide(in DecideInput) events.PlacementDecision {
 		}
 	}
 	return p
+}
+
+// scheduleRecovered is Schedule with a panic turned into a failed result,
+// which keeps the binding's last placement (Decide) and names the defect
+// in its error. A panic would otherwise stop schedulerd where it decides
+// outside a consumer (its start-up, the failover tick, a partition taken
+// over), and fail every later event that decides the binding again.
+func (s *Scheduler) scheduleRecovered(in Input) (res Result) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = Result{Error: fmt.Sprintf("the scheduler failed on this binding (a defect in Flotilla: please report it): %v", r)}
+		}
+	}()
+	return s.Schedule(in)
 }
 
 // evictedNames lists the clusters a placement's evictions keep out.

@@ -2,6 +2,7 @@ package core
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -213,5 +214,28 @@ func TestFollowsClusterChanges(t *testing.T) {
 				t.Errorf("FollowsClusterChanges = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// panicking is a filter with a defect: it panics.
+type panicking struct{}
+
+func (panicking) Name() string { return "Panicking" }
+func (panicking) Filter(*framework.Request, *framework.ClusterInfo) *framework.Status {
+	panic("index out of range [3] with length 3")
+}
+
+// TestADefectMetByOneBindingKeepsItsPlacementAndSaysSo: a panic while
+// scheduling one binding is its failed decision, which keeps the
+// previous placement and names the defect, instead of a panic that
+// stops schedulerd where it decides outside a consumer.
+func TestADefectMetByOneBindingKeepsItsPlacementAndSaysSo(t *testing.T) {
+	s := New(framework.Profile{Filters: []framework.FilterPlugin{panicking{}}})
+	b := deployment("web", 6, policy.Placement{ReplicaScheduling: dynamicWeighted()})
+	snap := framework.NewSnapshot([]framework.ClusterInfo{cluster("a", free(100)), cluster("b", free(100))})
+	prev := &events.PlacementDecision{Scheduled: true, Clusters: targetsOf("a:4 b:2")}
+	p := s.Decide(DecideInput{Binding: b, Snapshot: snap, Previous: prev})
+	if p.Scheduled || placed(p.Clusters) != "a:4 b:2" || !strings.Contains(p.Error, "a defect in Flotilla") || !strings.Contains(p.Error, "index out of range") {
+		t.Errorf("decision: scheduled %t, clusters %q, error %q; want the previous placement kept and the defect named", p.Scheduled, placed(p.Clusters), p.Error)
 	}
 }
