@@ -282,6 +282,7 @@ func (h *Handler) HandleHealthSnapshot(ctx context.Context, e events.Event) erro
 		return err
 	}
 	var changed []string
+	before := map[string]*events.ClusterHealth{}
 	for _, c := range s.Clusters {
 		old := h.members.byName[c.Cluster]
 		if old == nil || old.reg.Generation == 0 {
@@ -290,23 +291,34 @@ func (h *Handler) HandleHealthSnapshot(ctx context.Context, e events.Event) erro
 		if old.health != nil && sameHealth(*old.health, c) {
 			continue
 		}
+		prev := old.health
 		if h.recordHealth(c) {
 			changed = append(changed, c.Cluster)
+			before[c.Cluster] = prev
 		}
 	}
 	if len(changed) == 0 {
 		return nil
 	}
 	h.members.changed()
-	if err := h.rescheduleAfterClusterChange(ctx, e); err != nil {
-		return err
-	}
+	err := h.rescheduleAfterClusterChange(ctx, e)
 	for _, c := range changed {
-		if err := h.evaluateFailoverOn(ctx, e, c); err != nil {
-			return err
+		if err != nil {
+			break
 		}
+		err = h.evaluateFailoverOn(ctx, e, c)
 	}
-	return nil
+	if err != nil {
+		// Not all done: the health held goes back to what it was, so that
+		// the redelivery sees the change again and does it (it found the
+		// same health and answered, and the reschedule waited for the
+		// next change).
+		for name, prev := range before {
+			h.members.get(name).health = prev
+		}
+		h.members.changed()
+	}
+	return err
 }
 
 // HandleWorkStatus records a template's health in one cluster and looks at

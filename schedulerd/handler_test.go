@@ -3,6 +3,9 @@ package schedulerd
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -244,4 +247,69 @@ func TestAPlacementReturningToAnEarlierOneIsANewEvent(t *testing.T) {
 	if a1 != a2 {
 		t.Fatal("a redelivered cause must give the same placement id")
 	}
+}
+
+// failPlacementOnce fails the next placement's publish when armed, as a
+// publish that times out does.
+type failPlacementOnce struct {
+	eventstest.Recorder
+	armed bool
+}
+
+func (f *failPlacementOnce) Publish(ctx context.Context, subject string, e events.Event) error {
+	if f.armed && events.Type(e.Type()) == events.TypePlacementDecided {
+		f.armed = false
+		return errors.New("nats: timeout")
+	}
+	return f.Recorder.Publish(ctx, subject, e)
+}
+
+// TestAHealthSnapshotWhoseRescheduleFailedReschedulesOnRedelivery: a
+// snapshot that makes a cluster Ready reschedules a Duplicated template
+// onto it; when that
+// placement's publish fails, the redelivered snapshot must do it. The
+// health was kept from the failed delivery, so the redelivery found
+// nothing changed and answered: the template waited for the next change.
+func TestAHealthSnapshotWhoseRescheduleFailedReschedulesOnRedelivery(t *testing.T) {
+	pub := &failPlacementOnce{}
+	h := NewHandler(pub, "t", core.New(plugins.DefaultProfile()), nil)
+	ctx := context.Background()
+	join(t, h, "cluster1", true)
+	join(t, h, "cluster2", false)
+	notReady := events.ClusterHealth{Cluster: "cluster2", State: "NotReady", ObservedAt: time.Now(),
+		Taints: []corev1.Taint{{Key: policy.TaintClusterNotReady, Effect: corev1.TaintEffectNoSchedule}}}
+	if err := h.Handle(ctx, ev(t, events.TypeClusterHealthChanged, notReady)); err != nil {
+		t.Fatal(err)
+	}
+	// Duplicated: a cluster becoming Ready reschedules it (reference §1.1).
+	b := weighted(4, 1, map[string]int64{"cluster1": 1, "cluster2": 1})
+	b.Spec.Placement.ReplicaScheduling = &policy.ReplicaSchedulingStrategy{ReplicaSchedulingType: "Duplicated"}
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, b)); err != nil {
+		t.Fatal(err)
+	}
+	if ps := placements(&pub.Recorder); len(ps) != 1 || placedOn(ps[0]) != "cluster1:4" {
+		t.Fatalf("with cluster2 not ready: %+v", ps)
+	}
+	at := time.Now().Add(time.Second)
+	snap := ev(t, events.TypeClusterHealthSnapshot, events.HealthSnapshot{TakenAt: at, Clusters: []events.ClusterHealth{
+		{Cluster: "cluster1", Ready: true, State: "Ready", ObservedAt: at}, {Cluster: "cluster2", Ready: true, State: "Ready", ObservedAt: at}}})
+	pub.armed = true
+	if err := h.Handle(ctx, snap); err == nil {
+		t.Fatal("first delivery: the placement's publish failed, want an error")
+	}
+	if err := h.Handle(ctx, snap); err != nil {
+		t.Fatalf("redelivery: %v", err)
+	}
+	ps := placements(&pub.Recorder)
+	if got := placedOn(ps[len(ps)-1]); got != "cluster1:4 cluster2:4" {
+		t.Errorf("after the redelivery the last placement is %s, want cluster1:4 cluster2:4", got)
+	}
+}
+
+func placedOn(p events.PlacementDecision) string {
+	var out []string
+	for _, c := range p.Clusters {
+		out = append(out, fmt.Sprintf("%s:%d", c.Name, c.Replicas))
+	}
+	return strings.Join(out, " ")
 }
