@@ -3,7 +3,6 @@ package schedulerd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -249,21 +248,6 @@ func TestAPlacementReturningToAnEarlierOneIsANewEvent(t *testing.T) {
 	}
 }
 
-// failPlacementOnce fails the next placement's publish when armed, as a
-// publish that times out does.
-type failPlacementOnce struct {
-	eventstest.Recorder
-	armed bool
-}
-
-func (f *failPlacementOnce) Publish(ctx context.Context, subject string, e events.Event) error {
-	if f.armed && events.Type(e.Type()) == events.TypePlacementDecided {
-		f.armed = false
-		return errors.New("nats: timeout")
-	}
-	return f.Recorder.Publish(ctx, subject, e)
-}
-
 // TestAHealthSnapshotWhoseRescheduleFailedReschedulesOnRedelivery: a
 // snapshot that makes a cluster Ready reschedules a Duplicated template
 // onto it; when that
@@ -271,7 +255,7 @@ func (f *failPlacementOnce) Publish(ctx context.Context, subject string, e event
 // health was kept from the failed delivery, so the redelivery found
 // nothing changed and answered: the template waited for the next change.
 func TestAHealthSnapshotWhoseRescheduleFailedReschedulesOnRedelivery(t *testing.T) {
-	pub := &failPlacementOnce{}
+	pub := &flaky{failed: true} // armed below
 	h := NewHandler(pub, "t", core.New(plugins.DefaultProfile()), nil)
 	ctx := context.Background()
 	join(t, h, "cluster1", true)
@@ -293,7 +277,7 @@ func TestAHealthSnapshotWhoseRescheduleFailedReschedulesOnRedelivery(t *testing.
 	at := time.Now().Add(time.Second)
 	snap := ev(t, events.TypeClusterHealthSnapshot, events.HealthSnapshot{TakenAt: at, Clusters: []events.ClusterHealth{
 		{Cluster: "cluster1", Ready: true, State: "Ready", ObservedAt: at}, {Cluster: "cluster2", Ready: true, State: "Ready", ObservedAt: at}}})
-	pub.armed = true
+	pub.failed = false
 	if err := h.Handle(ctx, snap); err == nil {
 		t.Fatal("first delivery: the placement's publish failed, want an error")
 	}
