@@ -251,7 +251,7 @@ type Ack struct {
 // PublishAck is Publish returning JetStream's ack, for a caller that must
 // tell a stored event from a dropped duplicate (`flotilla publish`).
 func (b *Bus) PublishAck(ctx context.Context, subj string, e events.Event) (Ack, error) {
-	msg, err := toMsg(subj, e)
+	msg, err := b.message(subj, e)
 	if err != nil {
 		return Ack{}, err
 	}
@@ -287,7 +287,7 @@ func (b *Bus) PublishAck(ctx context.Context, subj string, e events.Event) (Ack,
 // every ack. For bulk producers (apply of many documents, benchmarks). With
 // 4000 events unacknowledged it waits for room (up to 30s).
 func (b *Bus) PublishAsync(subj string, e events.Event) error {
-	msg, err := toMsg(subj, e)
+	msg, err := b.message(subj, e)
 	if err != nil {
 		return err
 	}
@@ -319,6 +319,38 @@ func (b *Bus) PublishRaw(ctx context.Context, subj string, headers map[string]st
 	msg.Data = data
 	_, err := b.publishMsg(ctx, msg)
 	return err
+}
+
+// ErrTooLarge: an event is larger than the NATS server takes.
+var ErrTooLarge = errors.New("more than the NATS server takes")
+
+// message is e as the message to publish on subj, or a Permanent error
+// when it is larger than the server takes (max_payload): no retry could
+// send it, and nats.go would refuse it only once sent, an error the
+// consumer would retry until it dead-lettered the input.
+func (b *Bus) message(subj string, e events.Event) (*nats.Msg, error) {
+	msg, err := toMsg(subj, e)
+	if err != nil {
+		return nil, err
+	}
+	if limit := b.nc.MaxPayload(); limit > 0 {
+		if size := int64(len(msg.Data) + headerBytes(msg.Header)); size > limit {
+			return nil, events.Permanent(fmt.Errorf("publish %s on %s: the event is %d bytes, %w (max_payload %d)", e.Type(), subj, size, ErrTooLarge, limit))
+		}
+	}
+	return msg, nil
+}
+
+// headerBytes is the size of h on the wire ("NATS/1.0\r\n", a
+// "key: value\r\n" line per value, "\r\n").
+func headerBytes(h nats.Header) int {
+	n := len("NATS/1.0\r\n\r\n")
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
 }
 
 func toMsg(subj string, e events.Event) (*nats.Msg, error) {

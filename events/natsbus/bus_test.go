@@ -3,11 +3,13 @@ package natsbus_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/eventstest"
@@ -277,4 +279,88 @@ func TestPublishAckReportsADuplicateIdAndWhereTheFirstEventIsStored(t *testing.T
 	if _, err := bus.FetchMessage(ctx, a2.Stream, 99); !errors.Is(err, natsbus.ErrMessageGone) {
 		t.Fatalf("fetch of a sequence never stored: want ErrMessageGone, got %v", err)
 	}
+}
+
+// TestAPoisonEventTooLargeForItsDeadLetterIsDeadLetteredWithoutItsData:
+// a 9 MiB event is refused as Permanent before it is sent; a 7 MiB event fits the server's 8 MiB, but not once base64 in a dead
+// letter. The dead letter was refused every time and the event lost; now
+// the dead letter leaves the data out and says where it is.
+func TestAPoisonEventTooLargeForItsDeadLetterIsDeadLetteredWithoutItsData(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// An event over the server's limit is refused before it is sent, as
+	// Permanent: no retry could send it.
+	if err := bus.Publish(ctx, events.BindingSubject(key), newEvent(t, strings.Repeat("x", 9<<20))); !errors.Is(err, natsbus.ErrTooLarge) || !events.IsPermanent(err) {
+		t.Errorf("publishing 9 MiB: %v, want a Permanent ErrTooLarge", err)
+	}
+	big := strings.Repeat("x", 7<<20)
+	if err := bus.Publish(ctx, events.BindingSubject(key), newEvent(t, big)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: "test-big", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go c.Run(ctx, func(context.Context, events.Event) error { return events.Permanent(errors.New("refused")) })
+	var dl events.DeadLetter
+	waitFor(t, "the dead letter", func() bool {
+		dls, _ := bus.Replay(ctx, events.StreamDeadLetter, natsbus.ReplayOptions{})
+		return len(dls) == 1 && events.Decode(dls[0].Event, &dl) == nil
+	})
+	if len(dl.Data) != 0 || !strings.HasPrefix(dl.Reason, "refused (its data, 7340034 bytes, is left out of this dead letter") || dl.Sequence == 0 {
+		t.Errorf("dead letter: reason %q, %d bytes of data, sequence %d; want the data left out and said so", dl.Reason, len(dl.Data), dl.Sequence)
+	}
+}
+
+// TestAnEventWhoseLastDeadLetterFailedComesBack: when the dead letter
+// cannot be stored on the last delivery the consumer allows (the
+// dead-letter stream is full and refuses new messages here), the event
+// is delivered again until it can: the server no longer stops delivering
+// it at MaxDeliver, which lost it.
+func TestAnEventWhoseLastDeadLetterFailedComesBack(t *testing.T) {
+	_, bus := eventstest.Server(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	js := bus.JetStream()
+	st, err := js.Stream(ctx, events.StreamDeadLetter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	original := st.CachedInfo().Config
+	full := original
+	full.MaxMsgs, full.Discard = 1, jetstream.DiscardNew
+	if _, err := js.UpdateStream(ctx, full); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Publish(ctx, events.DeadLetterSubject("filler"), newEvent(t, "filler")); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.Publish(ctx, events.BindingSubject(key), newEvent(t, 1)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := bus.Bind(ctx, natsbus.ConsumerSpec{Name: "test-last", Stream: events.StreamPolicy, Subjects: []string{events.AllBindings}, MaxDeliver: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts atomic.Int32
+	go c.Run(ctx, func(context.Context, events.Event) error { attempts.Add(1); return events.Permanent(errors.New("refused")) })
+	deadline := time.Now().Add(20 * time.Second)
+	for attempts.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := attempts.Load(); n < 2 {
+		t.Fatalf("delivered %d time(s) with its dead letter refused; want it delivered again", n)
+	}
+	if _, err := js.UpdateStream(ctx, original); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if dls, _ := bus.Replay(ctx, events.StreamDeadLetter, natsbus.ReplayOptions{}); len(dls) == 2 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("no dead letter once its stream took messages again")
 }

@@ -176,10 +176,15 @@ func (b *Bus) Bind(ctx context.Context, spec ConsumerSpec) (*Consumer, error) {
 		AckPolicy:      jetstream.AckExplicitPolicy,
 		DeliverPolicy:  deliver,
 		FilterSubjects: spec.Subjects,
-		MaxDeliver:     spec.MaxDeliver,
-		AckWait:        spec.AckWait,
-		MaxAckPending:  1000,
-		OptStartSeq:    start,
+		// Unlimited on the server: the consumer gives up itself after
+		// spec.MaxDeliver deliveries and dead-letters the message (settle).
+		// A limit on the server would drop a message whose dead letter
+		// could not be stored on its last delivery; unlimited, it comes
+		// back until the dead letter is stored.
+		MaxDeliver:    -1,
+		AckWait:       spec.AckWait,
+		MaxAckPending: 1000,
+		OptStartSeq:   start,
 		// Kept while pulled from; gone a while after its instance is.
 		InactiveThreshold: spec.InactiveThreshold,
 	}
@@ -578,14 +583,25 @@ func (c *Consumer) deadLetter(ctx context.Context, d *delivery, reason string) e
 			return err
 		}
 	}
-	e, err := events.NewWithID(id, events.TypeEventDeadLettered, "/natsbus/"+c.spec.Name, m.Subject(), dl)
+	publish := func() error {
+		e, err := events.NewWithID(id, events.TypeEventDeadLettered, "/natsbus/"+c.spec.Name, m.Subject(), dl)
+		if err != nil {
+			return err
+		}
+		if orig := m.Headers().Get("ce-id"); orig != "" {
+			e.SetExtension(events.ExtCausationID, orig)
+		}
+		return c.bus.Publish(ctx, events.DeadLetterSubject(c.spec.Name), e)
+	}
+	err := publish()
+	if errors.Is(err, ErrTooLarge) {
+		// Its data, base64 in the dead letter, made it too large: the
+		// dead letter says where the message is instead.
+		dl.Reason += fmt.Sprintf(" (its data, %d bytes, is left out of this dead letter, which could not hold it: it is in stream %s at sequence %d)", len(dl.Data), dl.Stream, dl.Sequence)
+		dl.Data = nil
+		err = publish()
+	}
 	if err != nil {
-		return err
-	}
-	if orig := m.Headers().Get("ce-id"); orig != "" {
-		e.SetExtension(events.ExtCausationID, orig)
-	}
-	if err := c.bus.Publish(ctx, events.DeadLetterSubject(c.spec.Name), e); err != nil {
 		return err
 	}
 	c.bus.metrics.deadLettered(c.spec.Name)

@@ -25,7 +25,7 @@ func (b *Bus) PublishDeferred(ctx context.Context, subj string, e events.Event) 
 	if bt == nil {
 		return b.Publish(ctx, subj, e)
 	}
-	msg, err := toMsg(subj, e)
+	msg, err := b.message(subj, e)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,12 @@ import (
 const MaxDataBytes = 1 << 20
 
 // MaxObjectBytes is the largest object, encoded as JSON, that Flotilla
-// accepts: one NATS message (events.MaxPayload), since every object
-// travels whole in one event.
-const MaxObjectBytes = events.MaxPayload
+// accepts: one NATS message (events.MaxPayload) less 1 MiB, since every
+// object travels whole in one event, and a template also inside its
+// binding and its placement, which add the policy's spec and a score per
+// cluster. At the whole message, a template was accepted whose binding
+// could not be published.
+const MaxObjectBytes = events.MaxPayload - 1<<20
 
 // checkSize refuses a ConfigMap or Secret whose data exceeds what the API
 // server stores (and checks their keys as it does), and any object too
@@ -35,7 +38,7 @@ func checkSize(obj map[string]any, apiVersion, kind string, rep *report) {
 	}
 	raw, err := events.MarshalJSON(obj)
 	if err == nil && len(raw) > MaxObjectBytes {
-		rep.errorf("", "too long: the object is %d bytes as JSON, more than %d (the NATS payload limit, max_payload)", len(raw), MaxObjectBytes)
+		rep.errorf("", "too long: the object is %d bytes as JSON, more than %d (the NATS payload limit, max_payload, less 1 MiB for the binding and placement that carry it)", len(raw), MaxObjectBytes)
 	}
 }
 
