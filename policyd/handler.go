@@ -15,7 +15,6 @@ import (
 	"github.com/flotilla-io/flotilla/internal/clock"
 	"github.com/flotilla-io/flotilla/policyd/binding"
 	"github.com/flotilla-io/flotilla/policyd/validation"
-	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 // Handler holds policyd's state and reacts to input events. It is driven by
@@ -294,90 +293,6 @@ func (h *Handler) effects(ctx context.Context, cause events.Event, rec events.Ob
 		}
 	}
 	return nil
-}
-
-// decodeRef decodes the data of a deletion or reschedule request: which
-// object.
-func decodeRef(e events.Event, what string) (readmodel.ObjectIdentity, error) {
-	var r readmodel.ObjectIdentity
-	if err := events.UnmarshalJSON(e.Data(), &r); err != nil || r.Kind == "" || r.Metadata.Name == "" {
-		return r, events.Permanent(fmt.Errorf("%s needs apiVersion, kind and metadata.name: %v", what, err))
-	}
-	return r, nil
-}
-
-// HandleObjectDeleted removes an object and what depended on it.
-func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error {
-	obj, err := decodeRef(e, "deletion")
-	if err != nil {
-		return err
-	}
-	key := obj.Key()
-	if err := onItsSubject(ctx, key); err != nil {
-		return err
-	}
-	rec, ok := h.st.records[key]
-	if !ok {
-		// Deleting what is not there is not an error (kubectl delete --ignore-not-found semantics);
-		// the removed event still answers the CLI.
-		rec = events.ObjectRecord{Key: key, APIVersion: obj.APIVersion, Role: events.RoleOf(obj.APIVersion, obj.Kind, obj.Metadata.Namespace)}
-	}
-	seq, stale := h.st.superseded(ctx, key)
-	if stale {
-		return h.ignore(key, rec.Role, seq)
-	}
-	removed := events.ObjectRecord{Key: key, APIVersion: rec.APIVersion, Generation: rec.Generation, Role: rec.Role, UpdatedAt: h.now().UTC(), InputSequence: seq}
-	if !ok && h.replaying(ctx) {
-		h.st.handled(key, seq)
-		return nil // answered when first handled
-	}
-	if err := h.publish(ctx, e, key, events.TypeObjectRemoved, events.ObjectSubject(key), key.String(),
-		events.DeterministicID("removed", key.String(), fmt.Sprint(rec.Generation), e.ID()), removed); err != nil {
-		return err
-	}
-	h.st.handled(key, seq)
-	h.metrics.objects.WithLabelValues(removed.Role, "removed").Inc()
-	if !ok {
-		return nil
-	}
-	undo := h.st.remove(key)
-	if err := h.removalEffects(ctx, e, key, rec); err != nil {
-		// Not all published: the redelivery must find the object to
-		// publish them (each effect is idempotent, and the removed event's
-		// id is deterministic). Without the undo it found nothing and
-		// answered, and the binding or registration stayed live.
-		undo()
-		return err
-	}
-	return nil
-}
-
-// removalEffects publishes what follows from removing rec's object, once
-// the state has forgotten it: the binding withdrawn, the cluster
-// deregistered, or the templates a policy claimed bound again.
-func (h *Handler) removalEffects(ctx context.Context, e events.Event, key events.ObjectKey, rec events.ObjectRecord) error {
-	switch rec.Role {
-	case events.RoleTemplate:
-		if err := h.unbind(ctx, e, key); err != nil {
-			return err
-		}
-		return h.rebindDependents(ctx, e, key)
-	case events.RoleCluster:
-		if last, ok := h.st.registrations[key.Name]; ok {
-			// The deregistration is a tombstone with the next generation:
-			// a registration redelivered after it is older, and ignored.
-			gen := last.Generation + 1
-			if err := h.publish(ctx, e, key, events.TypeClusterDeregistered, events.MemberSubject(key.Name), key.Name,
-				events.DeterministicID("deregistered", key.Name, e.ID()), events.ClusterRegistration{Name: key.Name, Generation: gen}); err != nil {
-				return err
-			}
-			delete(h.st.registrations, key.Name)
-			h.st.deregistered[key.Name] = gen
-		}
-		return nil
-	default:
-		return h.effects(ctx, e, rec)
-	}
 }
 
 // HandleSecretSealed stores sealed cluster credentials.
