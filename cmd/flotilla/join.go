@@ -102,13 +102,10 @@ executord reads. healthd still probes it with the kubeconfig given.`,
 			if len(lbls) > 0 {
 				cl.Labels = lbls
 			}
-			obj, err := toMap(cl)
+			obj, err := clusterObject(cl)
 			if err != nil {
 				return err
 			}
-			delete(obj, "status")
-			md, _ := obj["metadata"].(map[string]any)
-			delete(md, "creationTimestamp")
 			// Validated here, before the member is touched or anything is
 			// published: a name policyd refuses would otherwise leave the
 			// Secret stored (or an accepted one replaced) beside no Cluster.
@@ -127,6 +124,15 @@ executord reads. healthd still probes it with the kubeconfig given.`,
 					switch {
 					case m.Registration.Name == name:
 						verb = verbConfigured
+						// Joined again (new credentials, a new server):
+						// what join does not set is kept, as it was.
+						kept := keepJoined(&cl, m.Registration, cmd.Flags().Changed)
+						if len(kept) > 0 {
+							fmt.Fprintf(cmd.ErrOrStderr(), "%s is joined already: its %s are kept (flags change them)\n", name, strings.Join(kept, ", "))
+						}
+						if obj, err = clusterObject(cl); err != nil {
+							return err
+						}
 					case m.Registration.Spec.APIEndpoint == endpoint:
 						return fmt.Errorf("%s: its server %s is already joined as %s: one cluster joined twice would get every workload twice "+
 							"(flotilla unjoin %s first, or join it again as %s)", file, endpoint, m.Registration.Name, m.Registration.Name, m.Registration.Name)
@@ -178,6 +184,62 @@ executord reads. healthd still probes it with the kubeconfig given.`,
 	c.Flags().StringSliceVar(&resources, "resources", defaultMemberResources, "with --create-service-account: the kinds executord may apply and delete, RESOURCE[.GROUP],...")
 	c.Flags().DurationVar(&timeout, "timeout", 15*time.Second, "how long to wait for policyd to confirm")
 	return c
+}
+
+// clusterObject is the Cluster join applies, as the JSON object it
+// publishes (no status, no creation time).
+func clusterObject(cl policy.Cluster) (map[string]any, error) {
+	obj, err := toMap(cl)
+	if err != nil {
+		return nil, err
+	}
+	delete(obj, "status")
+	md, _ := obj["metadata"].(map[string]any)
+	delete(md, "creationTimestamp")
+	return obj, nil
+}
+
+// keepJoined makes cl, the Cluster a join of an already joined cluster
+// builds from its flags, keep what the joined one has and the join does
+// not set: labels, annotations, taints, provider, region, zones, sync
+// mode and the rest of its spec, each unless its flag was given
+// (changed). A join replaced the whole object: a re-join to rotate
+// credentials dropped the labels policies select the cluster by, and
+// its workloads left it. It returns what was kept, for the user.
+func keepJoined(cl *policy.Cluster, joined events.ClusterRegistration, changed func(flag string) bool) []string {
+	var kept []string
+	spec := joined.Spec // the rest of the spec as it was
+	spec.APIEndpoint, spec.SecretRef = cl.Spec.APIEndpoint, cl.Spec.SecretRef
+	if !changed("labels") && len(joined.Labels) > 0 {
+		cl.Labels = maps.Clone(joined.Labels)
+		kept = append(kept, "labels")
+	}
+	if len(joined.Annotations) > 0 {
+		cl.Annotations = maps.Clone(joined.Annotations)
+		kept = append(kept, "annotations")
+	}
+	if len(joined.Spec.Taints) > 0 {
+		kept = append(kept, "taints")
+	}
+	for _, f := range []struct {
+		flag, what string
+		had        bool // the joined cluster has one of its own
+		set        func()
+	}{
+		{"provider", "provider", joined.Spec.Provider != "", func() { spec.Provider = cl.Spec.Provider }},
+		{"region", "region", joined.Spec.Region != "", func() { spec.Region = cl.Spec.Region }},
+		{"zone", "zones", len(joined.Spec.Zones) > 0 || joined.Spec.Zone != "", func() { spec.Zones, spec.Zone = cl.Spec.Zones, "" }},
+		{"sync-mode", "sync mode", joined.Spec.SyncMode != "" && joined.Spec.SyncMode != cl.Spec.SyncMode, func() { spec.SyncMode = cl.Spec.SyncMode }},
+	} {
+		switch {
+		case changed(f.flag):
+			f.set()
+		case f.had:
+			kept = append(kept, f.what)
+		}
+	}
+	cl.Spec = spec
+	return kept
 }
 
 func toMap(v any) (map[string]any, error) {

@@ -117,3 +117,49 @@ func TestJoinRefusesBadInputBeforePublishingAnything(t *testing.T) {
 		})
 	}
 }
+
+// TestJoiningAgainKeepsWhatTheFlagsDoNotSet: a cluster joined again (new
+// credentials, a new server) keeps its labels, region and taints unless a
+// flag sets them; join replaced the whole Cluster, so a re-join to rotate
+// credentials dropped the labels its policies select it by.
+func TestJoiningAgainKeepsWhatTheFlagsDoNotSet(t *testing.T) {
+	url, bus := joinBus(t)
+	kc := writeKubeconfig(t, "c1.kubeconfig", "https://127.0.0.1:1", "m")
+	if out, errOut, err := runCLI(t, url, "join", "c1", "--cluster-kubeconfig", kc, "--labels", "city=beijing", "--region", "cn-north"); err != nil {
+		t.Fatalf("join c1: %v\n%s%s", err, out, errOut)
+	}
+	taint := writeFile(t, "c1.yaml", `apiVersion: cluster.karmada.io/v1alpha1
+kind: Cluster
+metadata: {name: c1, labels: {city: beijing}}
+spec:
+  apiEndpoint: https://127.0.0.1:1
+  region: cn-north
+  secretRef: {namespace: karmada-system, name: c1-kubeconfig}
+  taints: [{key: dedicated, value: gpu, effect: NoSchedule}]
+`)
+	if out, errOut, err := runCLI(t, url, "apply", "-f", taint); err != nil {
+		t.Fatalf("apply the taint: %v\n%s%s", err, out, errOut)
+	}
+	moved := writeKubeconfig(t, "c1-new.kubeconfig", "https://127.0.0.1:11", "m")
+	_, errOut, err := runCLI(t, url, "join", "c1", "--cluster-kubeconfig", moved)
+	if err != nil || !strings.Contains(errOut, "c1 is joined already: its labels, taints, region are kept") {
+		t.Fatalf("join c1 again: %v\n%s", err, errOut)
+	}
+	got := func() events.ClusterRegistration {
+		members, err := readClusters(context.Background(), bus)
+		if err != nil || len(members) != 1 {
+			t.Fatalf("clusters: %v %v", members, err)
+		}
+		return members[0].Registration
+	}
+	if r := got(); r.Labels["city"] != "beijing" || r.Spec.Region != "cn-north" || len(r.Spec.Taints) != 1 || r.Spec.APIEndpoint != "https://127.0.0.1:11" {
+		t.Errorf("after joining again: labels %v, region %q, taints %v, endpoint %s; want the labels, region and taint kept and the new server",
+			r.Labels, r.Spec.Region, r.Spec.Taints, r.Spec.APIEndpoint)
+	}
+	if out, errOut, err := runCLI(t, url, "join", "c1", "--cluster-kubeconfig", moved, "--labels", "city=shanghai", "--region", "cn-east"); err != nil {
+		t.Fatalf("join c1 with flags: %v\n%s%s", err, out, errOut)
+	}
+	if r := got(); r.Labels["city"] != "shanghai" || r.Spec.Region != "cn-east" || len(r.Spec.Taints) != 1 {
+		t.Errorf("joined again with --labels and --region: labels %v, region %q, taints %v; want the flags' and the taint kept", r.Labels, r.Spec.Region, r.Spec.Taints)
+	}
+}
