@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -59,6 +60,34 @@ func definedKinds(apiVersion, kind string, obj map[string]any, kinds map[string]
 	}
 }
 
+// dropsCredentials says why applying d would take away the credentials
+// of a joined cluster ("": it does not): a Cluster document without
+// spec.secretRef for a cluster accepted with one. apply replaces the
+// whole object (it does not merge as kubectl apply does), so a file with
+// only the fields to change (a label) made healthd and executord lose
+// the member's kubeconfig: NotReady, and its workloads evicted 5 minutes
+// later.
+func dropsCredentials(accepted readmodel.Published, d validation.Document) string {
+	if d.APIVersion != policy.ClusterAPIVersion || d.Kind != policy.KindCluster {
+		return ""
+	}
+	if spec, _ := d.Object["spec"].(map[string]any); spec["secretRef"] != nil {
+		return ""
+	}
+	r, ok := accepted.Records[events.KeyOf(d.APIVersion, d.Kind, "", d.Name)]
+	if !ok {
+		return ""
+	}
+	var was policy.Cluster
+	if json.Unmarshal(r.Object, &was) != nil || was.Spec.SecretRef == nil {
+		return ""
+	}
+	return fmt.Sprintf("required: cluster %s is joined with the credentials in secret %s/%s, and apply replaces the whole Cluster: "+
+		"without secretRef healthd and executord lose them and the member goes NotReady; keep spec.secretRef in the file "+
+		"(flotilla get cluster %s -o yaml shows it), or join it again to change its credentials",
+		d.Name, cmp.Or(was.Spec.SecretRef.Namespace, policy.CredentialsNamespace), was.Spec.SecretRef.Name, d.Name)
+}
+
 // reportUnchanged prints the objects apply leaves as they are.
 func reportUnchanged(out io.Writer, d validation.Document) {
 	fmt.Fprintf(out, "%s %s\n", label(d.Kind, d.APIVersion, d.Name), verbUnchanged)
@@ -102,9 +131,15 @@ func preflight(ctx context.Context, errw io.Writer, bus *natsbus.Bus, accepted r
 		fmt.Fprintf(errw, "error: %s: line %d: %s: %s %s is no kind Flotilla knows%s: a typo would start a new kind of template; "+
 			"pass --allow-unknown-kinds to apply a custom resource\n", d.Where(), d.Line, d.Field("apiVersion"), d.APIVersion, d.Kind, hint)
 	}
+	for _, d := range docs {
+		if why := dropsCredentials(accepted, d); why != "" {
+			refused++
+			fmt.Fprintf(errw, "error: %s: line %d: %s: %s\n", d.Where(), d.Line, d.Field("spec.secretRef"), why)
+		}
+	}
 	if refused > 0 {
 		fmt.Fprintf(errw, "nothing was applied: %d error(s)\n", refused)
-		return exitError{errors.New("refused kind")}
+		return exitError{errors.New("refused before publishing")}
 	}
 	clusters, err := readClusters(ctx, bus)
 	if err != nil {

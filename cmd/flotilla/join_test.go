@@ -163,3 +163,31 @@ spec:
 		t.Errorf("joined again with --labels and --region: labels %v, region %q, taints %v; want the flags' and the taint kept", r.Labels, r.Spec.Region, r.Spec.Taints)
 	}
 }
+
+// TestApplyingAJoinedClusterWithoutItsSecretRefIsRefused: apply replaces
+// the whole Cluster, so a file with only the label to add took the
+// member's credentials away (NotReady, and evicted 5 minutes later). It
+// is refused, saying where the credentials are, and nothing is published.
+func TestApplyingAJoinedClusterWithoutItsSecretRefIsRefused(t *testing.T) {
+	url, bus := joinBus(t)
+	if out, errOut, err := runCLI(t, url, "join", "c1", "--cluster-kubeconfig", writeKubeconfig(t, "c1.kubeconfig", "https://127.0.0.1:1", "m")); err != nil {
+		t.Fatalf("join c1: %v\n%s%s", err, out, errOut)
+	}
+	before := inputMessages(t, bus)
+	partial := writeFile(t, "c1.yaml", "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: c1, labels: {tier: gold}}\nspec: {apiEndpoint: https://127.0.0.1:1}\n")
+	_, errOut, err := runCLI(t, url, "apply", "-f", partial)
+	if err == nil || !strings.Contains(errOut, partial+": document 1: line 1: spec.secretRef: required: cluster c1 is joined with the credentials in secret karmada-system/c1-kubeconfig") {
+		t.Errorf("apply of c1 without its secretRef: %v\n%s", err, errOut)
+	}
+	if n := inputMessages(t, bus); n != before {
+		t.Errorf("%d request(s) published, want none", n-before)
+	}
+	if out, _, err := runCLI(t, url, "get", "cluster", "c1", "-o", "yaml"); err != nil || !strings.Contains(out, "name: c1-kubeconfig") {
+		t.Errorf("get cluster c1 -o yaml does not show the secretRef the error points to: %v\n%s", err, out)
+	}
+	whole := writeFile(t, "c1-whole.yaml", "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: c1, labels: {tier: gold}}\n"+
+		"spec: {apiEndpoint: https://127.0.0.1:1, secretRef: {namespace: karmada-system, name: c1-kubeconfig}}\n")
+	if out, errOut, err := runCLI(t, url, "apply", "-f", whole); err != nil {
+		t.Errorf("apply of c1 with its secretRef: %v\n%s%s", err, out, errOut)
+	}
+}
