@@ -180,3 +180,26 @@ func TestUpWarnsAndRunsWithoutTheConsoleWhenItsAddressIsBusy(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Several `flotilla up` run side by side: the second finds the metrics
+// address taken too, warns before it says ready, and runs without
+// /metrics; it used to stop with an error after saying ready.
+func TestUpWarnsAndRunsWithoutMetricsWhenTheirAddressIsBusy(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	rt := &runtime{log: zap.NewNop(), metricsAddr: busy.Addr().String()}
+	var warned strings.Builder
+	upMetrics(rt, &warned)
+	if rt.metricsAddr != "" || rt.metricsLn != nil || !strings.HasPrefix(warned.String(), "flotilla up: WARNING: --metrics-addr "+busy.Addr().String()) {
+		t.Errorf("a busy address: metrics %q, listener %v, warning %q; want none and a warning", rt.metricsAddr, rt.metricsLn != nil, warned.String())
+	}
+	rt = &runtime{log: zap.NewNop(), metricsAddr: "127.0.0.1:0"}
+	upMetrics(rt, io.Discard)
+	if rt.metricsLn == nil {
+		t.Fatal("a free address: no listener")
+	}
+	rt.metricsLn.Close()
+}

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -181,7 +183,9 @@ type runtime struct {
 	metrics     *natsbus.Metrics
 	health      *observe.Health
 	metricsAddr string
-	tlsCA       string // the CA every connection of the process trusts
+	// metricsLn: metricsAddr opened already (up), served instead.
+	metricsLn net.Listener
+	tlsCA     string // the CA every connection of the process trusts
 	// buses are every connection the process runs on (up gives each
 	// daemon its own): serve ends on the first refusal any of them meets.
 	buses []*natsbus.Bus
@@ -230,7 +234,11 @@ func (rt *runtime) on(bus *natsbus.Bus, name string) *runtime {
 // serve runs the daemons and the HTTP endpoints until ctx is done or one fails.
 func (rt *runtime) serve(ctx context.Context, runs ...func(context.Context) error) error {
 	grp, ctx := errgroup.WithContext(ctx)
-	grp.Go(func() error { return observe.Serve(ctx, rt.metricsAddr, rt.reg, rt.health, rt.log) })
+	if rt.metricsLn != nil {
+		grp.Go(func() error { return observe.ServeOn(ctx, rt.metricsLn, rt.reg, rt.health, rt.log) })
+	} else {
+		grp.Go(func() error { return observe.Serve(ctx, rt.metricsAddr, rt.reg, rt.health, rt.log) })
+	}
 	for _, bus := range rt.buses {
 		// A daemon refused what it needs is misconfigured: fail loudly.
 		grp.Go(func() error {
@@ -351,7 +359,7 @@ whole model.
 
 The web console (docs/console.md) is served on --console-listen, with the
 console role's credentials; when that address is taken, up warns and runs
-without it, so several up can run side by side.
+without it, so several up can run side by side (the same for --metrics-addr).
 
 With --nats-url set explicitly, up uses that NATS instead of an embedded one.
 If that NATS trusts an authority (make nats-cluster makes one under
@@ -457,6 +465,7 @@ registers the admin credentials beside it for every URL of --nats-url.`,
 				}
 				runs = append(runs, run)
 			}
+			upMetrics(rt, cmd.ErrOrStderr())
 			if consoleListen != consoleOff {
 				run, err := upConsole(cmd.Context(), auth, g.natsURL, rt, consoleListen, cmd.ErrOrStderr())
 				if err != nil {
@@ -496,4 +505,22 @@ func defaultInstance() string {
 	}, strings.SplitN(host, ".", 2)[0])
 	name := fmt.Sprintf("%s-%d", host, os.Getpid())
 	return strings.TrimLeft(name[max(0, len(name)-63):], "-_")
+}
+
+// upMetrics opens the address of up's /metrics, /healthz and /readyz
+// before up says it is ready. Taken, it is a warning and no endpoints,
+// as the console's address is: several up run side by side, and the
+// second found 127.0.0.1:9100 taken and stopped after saying ready.
+func upMetrics(rt *runtime, errw io.Writer) {
+	if rt.metricsAddr == "" {
+		return
+	}
+	ln, err := observe.Listen(rt.metricsAddr)
+	if err != nil {
+		rt.log.Warn("no metrics endpoint", zap.Error(err))
+		fmt.Fprintf(errw, "flotilla up: WARNING: %v; running without /metrics, /healthz and /readyz (--metrics-addr ADDR, or '' for off)\n", err)
+		rt.metricsAddr = ""
+		return
+	}
+	rt.metricsLn = ln
 }

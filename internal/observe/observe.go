@@ -95,6 +95,24 @@ func Serve(ctx context.Context, addr string, reg *prometheus.Registry, h *Health
 	if addr == "" {
 		return nil
 	}
+	ln, err := Listen(addr)
+	if err != nil {
+		return err
+	}
+	return ServeOn(ctx, ln, reg, h, log)
+}
+
+// Listen opens addr for ServeOn, naming the flag in its error.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// ServeOn runs the HTTP endpoints on ln until ctx is done.
+func ServeOn(ctx context.Context, ln net.Listener, reg *prometheus.Registry, h *Health, log *zap.Logger) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -105,10 +123,6 @@ func Serve(ctx context.Context, addr string, reg *prometheus.Registry, h *Health
 		}
 		fmt.Fprintln(w, "ok")
 	})
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("--metrics-addr %s: %w", addr, err)
-	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { <-ctx.Done(); _ = srv.Close() }()
 	log.Info("serving /metrics /healthz /readyz", zap.String("addr", ln.Addr().String()))
