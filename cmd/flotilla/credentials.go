@@ -1,12 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 
@@ -146,6 +148,34 @@ Roles: ` + strings.Join(roleNames(), ", ") + `. docs/security.md says what each 
 	return c
 }
 
+// revokeOwn revokes the credential the command connects with: the
+// revocation closes the connection it was asked on, often before its
+// answer arrives, which is its success (it was reported as a refusal).
+func revokeOwn(cmd *cobra.Command, g *globals, name string) error {
+	bus, err := g.connect(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer bus.Close()
+	done := make(chan error, 1)
+	go func() {
+		_, err := bus.RevokeCredentials(cmd.Context(), name)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+	case err := <-bus.Refused():
+		if !errors.Is(err, nats.ErrAuthRevoked) {
+			return fmt.Errorf("flotilla %s: %w", g.verb, err)
+		}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "revoked %q; its connections are closed, this one included\n", name)
+	return nil
+}
+
 func newCredsIssue(g *globals) *cobra.Command {
 	var req natsbus.IssueRequest
 	var out string
@@ -191,19 +221,41 @@ func newCredsIssue(g *globals) *cobra.Command {
 }
 
 func newCredsRevoke(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var self bool
+	c := &cobra.Command{
 		Use:   "revoke NAME",
 		Short: "Revoke every credential issued as NAME, open connections included",
-		Args:  cobra.ExactArgs(1),
+		Long: `Revoke every credential issued as NAME, open connections included.
+
+Revoking the credential this command connects with (the admin credentials
+flotilla up registered, say) locks this CLI out: it is refused unless
+--revoke-my-own is given. Admin credentials are made again only by deleting
+creds/admin.creds under up's --data-dir and restarting up (docs/security.md).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			name, own := args[0], false
+			if file := g.credentials(); file != "" {
+				if id, err := natsbus.ReadIdentity(file); err == nil && id.Name == name {
+					if !self {
+						return fmt.Errorf("this command connects as %q (%s): revoking it closes this connection and locks every command using it out; "+
+							"connect with another admin credential (--creds FILE), or pass --revoke-my-own", name, file)
+					}
+					own = true
+				}
+			}
+			if own {
+				return revokeOwn(cmd, g, name)
+			}
 			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
-				n, err := bus.RevokeCredentials(cmd.Context(), args[0])
+				n, err := bus.RevokeCredentials(cmd.Context(), name)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "revoked %q (%d key(s)); its connections are closed\n", args[0], n)
+				fmt.Fprintf(cmd.OutOrStdout(), "revoked %q (%d key(s)); its connections are closed\n", name, n)
 				return nil
 			})
 		},
 	}
+	c.Flags().BoolVar(&self, "revoke-my-own", false, "revoke NAME even when it is the credential this command connects with (locks it out)")
+	return c
 }

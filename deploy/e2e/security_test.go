@@ -145,4 +145,18 @@ func TestAuthenticatedUpRefusesStrangersAndHoldsEachRoleToItsGrant(t *testing.T)
 		t.Errorf("the revoked credential's open connection still open %s after the revocation", within)
 	}
 	s.refusedWithin(within, "publisher", "may not connect", "revoked", "--creds", publisher, "publish", "-f", s.write("again.json", strings.Replace(myAppApplied, "ci-my-app-1", "ci-my-app-2", 1)))
+
+	// Revoking the credential the command connects with is refused
+	// without --revoke-my-own (it locked the CLI out, and said it failed);
+	// with it, it is done and said so.
+	if _, errs, code := s.cli("creds", "revoke", "admin"); code == 0 || !strings.Contains(errs, `this command connects as "admin"`) {
+		t.Errorf("creds revoke admin with the admin credentials: exit %d, want refused before anything is revoked:\n%s", code, errs)
+	}
+	s.mustCLI("get", "clusters") // still admin
+	ops := filepath.Join(s.dir, "ops.creds")
+	s.mustCLI("creds", "issue", "admin", "ops", "-o", ops)
+	if out, errs, code := s.cli("--creds", ops, "creds", "revoke", "ops", "--revoke-my-own"); code != 0 || !strings.Contains(out, `revoked "ops"`) {
+		t.Errorf("creds revoke ops --revoke-my-own with ops's credentials: exit %d, want it done and said:\n%s%s", code, out, errs)
+	}
+	s.refusedWithin(within, "admin", "may not connect", "revoked", "--creds", ops, "get", "clusters")
 }
