@@ -67,7 +67,7 @@ Exit status:
 			}
 			ctx := cmd.Context()
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
-				return applyDocs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, res.Docs, timeout, allowUnknown)
+				return applyDocs(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), bus, res.Docs, &m, timeout, allowUnknown)
 			})
 		},
 	}
@@ -88,12 +88,13 @@ type outgoing struct {
 	verb string
 }
 
-func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs []validation.Document, timeout time.Duration, allowUnknown bool) error {
+func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs []validation.Document, m *manifestFlags, timeout time.Duration, allowUnknown bool) error {
 	credentials := policy.CredentialSecretsIn(validation.Objects(docs))
 	accepted, err := readPublished(ctx, bus)
 	if err != nil {
 		return err
 	}
+	m.customNamespaces(accepted, docs)
 	if err := preflight(ctx, errw, bus, accepted, docs, allowUnknown); err != nil {
 		return err
 	}

@@ -37,22 +37,24 @@ publishes nothing for it, deletes the others and exits 1.`,
 		ValidArgsFunction: completeResources(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			var fromFiles []fileRef
+			var docs []validation.Document
 			if len(m.files) > 0 {
 				res, err := m.load(cmd)
 				if err != nil {
 					return err
 				}
-				fromFiles = fileTargets(res.Docs)
+				docs = res.Docs
 			}
 			return g.withBus(ctx, func(bus *natsbus.Bus) error {
-				if len(fromFiles) == 0 && len(args) == 0 {
+				if len(docs) == 0 && len(args) == 0 {
 					return errors.New("name what to delete: -f FILE, TYPE NAME or TYPE/NAME")
 				}
 				accepted, err := readPublished(ctx, bus)
 				if err != nil {
 					return err
 				}
+				m.customNamespaces(accepted, docs)
+				fromFiles := fileTargets(docs)
 				targets, missing := acceptedOnly(cmd.ErrOrStderr(), accepted, fromFiles)
 				if len(args) > 0 {
 					named, err := resolveNamed(ctx, bus, args, m.namespace)

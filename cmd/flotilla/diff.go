@@ -40,6 +40,7 @@ would, >1 an error.`,
 				if err != nil {
 					return withExit{err, 2}
 				}
+				m.customNamespaces(p, res.Docs)
 				differ := 0
 				for _, d := range res.Docs {
 					readmodel.StripServerFields(d.Object)

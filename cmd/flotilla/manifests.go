@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 // manifestFlags are kubectl's flags for reading manifests, defined once for
@@ -57,4 +59,25 @@ func (m *manifestFlags) load(cmd *cobra.Command) (validation.Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// customNamespaces gives the custom resources among docs of a namespaced
+// kind, defined by an accepted CustomResourceDefinition or one among docs,
+// the namespace of -n when they name none, as Load does for definitions
+// loaded with them (validation.DefaultNamespaces).
+func (m *manifestFlags) customNamespaces(p readmodel.Published, docs []validation.Document) {
+	scopes := validation.CustomScopes{}
+	for k, r := range p.Records {
+		if k.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		var obj map[string]any
+		if json.Unmarshal(r.Object, &obj) == nil {
+			scopes.Add(r.APIVersion, k.Kind, obj)
+		}
+	}
+	for _, d := range docs {
+		scopes.Add(d.APIVersion, d.Kind, d.Object)
+	}
+	validation.DefaultNamespaces(docs, scopes, m.namespace)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +106,52 @@ func TestATimeoutMustBePositiveAndAnEmptyNamespaceIsDefault(t *testing.T) {
 	_, errOut, err := runCLI(t, url, "get", "statefulsets", "-n", "")
 	if err != nil || !strings.Contains(errOut, "No resources found in default namespace.") {
 		t.Errorf("get statefulsets -n '': %v, stderr %q; want the default namespace's empty list", err, errOut)
+	}
+}
+
+// TestACustomResourceOfANamespacedKindGetsTheNamespace: a Widget naming no
+// namespace, whose CustomResourceDefinition is Namespaced (in the same
+// file, or accepted before), goes to -n's namespace, or default, as a
+// built-in kind does; it was taken for cluster-scoped and failed in every
+// member. A kind of Cluster scope stays without one.
+func TestACustomResourceOfANamespacedKindGetsTheNamespace(t *testing.T) {
+	url, bus := eventstest.Server(t)
+	defer startPolicyd(t, bus)()
+	crd := func(kind, scope string) string {
+		lower := strings.ToLower(kind)
+		return "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: " + lower + "s.example.com}\n" +
+			"spec:\n  group: example.com\n  scope: " + scope + "\n  names: {plural: " + lower + "s, singular: " + lower + ", kind: " + kind + "}\n" +
+			"  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]\n"
+	}
+	cr := func(kind, name string) string {
+		return "apiVersion: example.com/v1\nkind: " + kind + "\nmetadata: {name: " + name + "}\nspec: {size: 1}\n"
+	}
+	for _, step := range []struct {
+		what string
+		args []string
+		want string
+	}{
+		{"a definition and its resource in one file", []string{"apply", "-f", writeFile(t, "w1.yaml", crd("Widget", "Namespaced")+"---\n"+cr("Widget", "w1"))}, "default/Widget.example.com/w1"},
+		{"the definition accepted before, and -n", []string{"apply", "-n", "team-x", "-f", writeFile(t, "w2.yaml", cr("Widget", "w2"))}, "team-x/Widget.example.com/w2"},
+		{"a kind of Cluster scope", []string{"apply", "-f", writeFile(t, "g1.yaml", crd("Gadget", "Cluster")+"---\n"+cr("Gadget", "g1"))}, "_/Gadget.example.com/g1"},
+	} {
+		if out, errOut, err := runCLI(t, url, append(step.args, "--timeout", "20s")...); err != nil {
+			t.Fatalf("%s: %v\n%s%s", step.what, err, out, errOut)
+		}
+		p, err := readPublished(context.Background(), bus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for k := range p.Records {
+			found = found || k.String() == step.want
+		}
+		if !found {
+			var keys []string
+			for k := range p.Records {
+				keys = append(keys, k.String())
+			}
+			t.Errorf("%s: no record %s among %v", step.what, step.want, keys)
+		}
 	}
 }

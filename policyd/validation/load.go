@@ -59,6 +59,12 @@ func LoadWith(paths []string, stdin io.Reader, o LoadOptions) Result {
 		}
 		res.loadBytes(in.Name, in.Data)
 	}
+	// Custom resources of a kind a definition loaded with them names.
+	scopes := CustomScopes{}
+	for _, d := range res.Docs {
+		scopes.Add(d.APIVersion, d.Kind, d.Object)
+	}
+	DefaultNamespaces(res.Docs, scopes, o.Namespace)
 	return res
 }
 
