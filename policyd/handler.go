@@ -116,6 +116,7 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 		return events.Permanent(fmt.Errorf("data is not a Kubernetes object in JSON: %v", err))
 	}
 	doc, errs, warns := validation.ValidateObject(obj)
+	h.st.defaultCustomNamespace(&doc)
 	key := events.KeyOf(doc.APIVersion, doc.Kind, doc.Namespace, doc.Name)
 	role := events.RoleOf(doc.APIVersion, doc.Kind, doc.Namespace)
 	if err := onItsSubject(ctx, key); err != nil {

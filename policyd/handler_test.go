@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -342,5 +344,26 @@ func TestADeletionWhoseEffectFailedPublishesItOnRedelivery(t *testing.T) {
 					len(pub.OfType(events.TypeBindingRemoved)), len(pub.OfType(events.TypeClusterDeregistered)))
 			}
 		})
+	}
+}
+
+// TestACustomResourceFromTheBusGetsTheDefaultNamespaceOfItsNamespacedKind:
+// published without the CLI, a Widget naming no namespace whose accepted
+// CustomResourceDefinition is Namespaced is accepted in default, as a
+// built-in kind is; it was taken for cluster-scoped.
+func TestACustomResourceFromTheBusGetsTheDefaultNamespaceOfItsNamespacedKind(t *testing.T) {
+	h := NewHandler(&eventstest.Recorder{}, "t", zap.NewNop())
+	ctx := context.Background()
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n" +
+		"spec:\n  group: example.com\n  scope: Namespaced\n  names: {plural: widgets, singular: widget, kind: Widget}\n" +
+		"  versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]\n"
+	for _, d := range []string{crd, "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\nspec: {size: 1}\n"} {
+		if err := h.Handle(ctx, applied(t, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := events.ObjectKey{Group: "example.com", Kind: "Widget", Namespace: "default", Name: "w1"}
+	if _, ok := h.st.records[want]; !ok {
+		t.Errorf("no record %s; have %v", want, slices.Collect(maps.Keys(h.st.records)))
 	}
 }

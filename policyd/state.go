@@ -7,6 +7,7 @@ import (
 	"github.com/flotilla-io/flotilla/events"
 	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/policyd/binding"
+	"github.com/flotilla-io/flotilla/policyd/validation"
 )
 
 // state is policyd's memory: every accepted object by role, and the last
@@ -38,6 +39,10 @@ type state struct {
 	inputs map[events.ObjectKey]uint64
 	// interpreters: every ResourceInterpreterCustomization, by key.
 	interpreters map[events.ObjectKey]policy.ResourceInterpreterCustomization
+	// scopes: the scope of each kind the accepted
+	// CustomResourceDefinitions define; nil when one changed since it
+	// was made (customScopes).
+	scopes validation.CustomScopes
 
 	// byKey: the propagation and override policies in key order, made
 	// when first asked for after a change (every template asks), with the
@@ -147,6 +152,9 @@ func (s *state) putTemplate(r events.ObjectRecord, obj map[string]any) error {
 	if v, ok := policy.PriorityClassValue(r.APIVersion, r.Key.Kind, obj); ok {
 		s.priorityClasses[r.Key.Name] = v
 	}
+	if r.Key.Kind == kindCRD {
+		s.scopes = nil // made again when next asked for
+	}
 	t := binding.NewTemplate(r, obj)
 	t.Compact()
 	s.templates[r.Key] = t
@@ -167,6 +175,9 @@ func (s *state) remove(k events.ObjectKey) (undo func()) {
 	case events.RoleTemplate:
 		t := s.templates[k]
 		delete(s.templates, k)
+		if k.Kind == kindCRD {
+			s.scopes = nil
+		}
 		pc, hadPC := s.priorityClasses[k.Name]
 		isPC := r.APIVersion == policy.PriorityClassAPIVersion && k.Kind == policy.KindPriorityClass
 		if isPC {
@@ -174,6 +185,9 @@ func (s *state) remove(k events.ObjectKey) (undo func()) {
 		}
 		restore = func() {
 			s.templates[k] = t
+			if k.Kind == kindCRD {
+				s.scopes = nil
+			}
 			if isPC && hadPC {
 				s.priorityClasses[k.Name] = pc
 			}
@@ -291,4 +305,33 @@ func sortedKeys[V any](m map[events.ObjectKey]V) []events.ObjectKey {
 func (s *state) priorityClass(name string) (int32, bool) {
 	v, ok := s.priorityClasses[name]
 	return v, ok
+}
+
+// kindCRD is the kind of a CustomResourceDefinition.
+const kindCRD = "CustomResourceDefinition"
+
+// defaultCustomNamespace gives d, a custom resource naming no namespace,
+// the namespace default when an accepted definition of its kind is
+// Namespaced (validation.DefaultNamespaces), as validation gives a
+// built-in kind's: from the bus too, it was taken for cluster-scoped and
+// failed in every member.
+func (s *state) defaultCustomNamespace(d *validation.Document) {
+	if d.Namespaced || d.Namespace != "" {
+		return
+	}
+	if s.scopes == nil {
+		s.scopes = validation.CustomScopes{}
+		for k, r := range s.records {
+			if k.Kind != kindCRD {
+				continue
+			}
+			var obj map[string]any
+			if events.UnmarshalJSON(r.Object, &obj) == nil {
+				s.scopes.Add(r.APIVersion, k.Kind, obj)
+			}
+		}
+	}
+	docs := []validation.Document{*d}
+	validation.DefaultNamespaces(docs, s.scopes, "")
+	*d = docs[0]
 }
