@@ -64,11 +64,11 @@ func (s *Server) workload(w http.ResponseWriter, r *http.Request) {
 	pol, _ := snap.fleet.Published.ClaimingPolicy(key)
 	d.Policy = policyName(pol)
 	d.Ready, d.Desired = t.Totals()
+	// The live binding, whole; the placement's keeps only what the read
+	// model needs (readmodel.Decisions), for a template deleted since.
 	b := t.Placement.Binding
-	if b == nil {
-		if pb, ok := snap.fleet.Published.Bindings[key]; ok {
-			b = &pb
-		}
+	if pb, ok := snap.fleet.Published.Bindings[key]; ok {
+		b = &pb
 	}
 	if rec, ok := snap.fleet.Published.Records[key]; ok {
 		d.Template = toYAML(readmodel.AppliedObject(rec))

@@ -27,15 +27,28 @@ func Decisions(ms []Stored) []events.PlacementDecision {
 	return out
 }
 
-// aggregationOnly keeps of a binding the template and the
-// statusAggregation script, when its kind has one (FindTemplate runs it);
-// nil otherwise.
+// aggregationOnly keeps of a binding what the read model reads from a
+// placement's: the template and the statusAggregation script, when its
+// kind has one (FindTemplate runs it), and which dependencies it carries
+// (Join: they run where it is placed), without their templates; nil when
+// there is neither.
 func aggregationOnly(b *events.Binding) *events.Binding {
-	if b == nil || b.Interpretation == nil || b.Interpretation.StatusAggregation == "" {
+	if b == nil {
 		return nil
 	}
-	in := &policy.Interpretation{Names: b.Interpretation.Names, StatusAggregation: b.Interpretation.StatusAggregation}
-	return &events.Binding{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation, Template: b.Template, Interpretation: in}
+	aggregates := b.Interpretation != nil && b.Interpretation.StatusAggregation != ""
+	if !aggregates && len(b.Dependencies) == 0 {
+		return nil
+	}
+	out := &events.Binding{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation}
+	for _, d := range b.Dependencies {
+		out.Dependencies = append(out.Dependencies, events.Dependency{Key: d.Key, APIVersion: d.APIVersion, Generation: d.Generation})
+	}
+	if aggregates {
+		out.Template = b.Template
+		out.Interpretation = &policy.Interpretation{Names: b.Interpretation.Names, StatusAggregation: b.Interpretation.StatusAggregation}
+	}
+	return out
 }
 
 // ExplainPlacement returns the latest decision, binding included, for the

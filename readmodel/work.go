@@ -87,6 +87,14 @@ func Join(reports []Stored, decisions []events.PlacementDecision, health []Store
 			if _, ok := reported[id]; !ok {
 				items = append(items, events.WorkStatus{Key: p.Key, Cluster: c.Name, Generation: p.Generation, Phase: events.WorkPending, Replicas: c.Replicas, CreatedAt: p.DecidedAt})
 			}
+			// The dependencies propagateDeps carries go where their
+			// workload goes, with no placement of their own: they were
+			// shown Deleting for as long as they ran.
+			if p.Binding != nil {
+				for _, d := range p.Binding.Dependencies {
+					placed[workID{d.Key, c.Name}] = true
+				}
+			}
 		}
 	}
 	for id, s := range reported {

@@ -215,3 +215,27 @@ func TestOldCopySaysWhatBecameOfAnEvictedCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestADependencyRunsWhereItsWorkloadIsPlaced: a ConfigMap propagateDeps
+// carries has no placement of its own; where its workload is placed, its
+// reported work is what executord says (Applied), not Deleting, which it
+// was shown for as long as it ran. Where the workload left, it is.
+func TestADependencyRunsWhereItsWorkloadIsPlaced(t *testing.T) {
+	r := &recorder{t: t}
+	cfg := events.ObjectKey{Kind: "ConfigMap", Namespace: "default", Name: "deps-config"}
+	b := events.Binding{Key: myApp, Dependencies: []events.Dependency{{Key: cfg, APIVersion: "v1", Generation: 1}}}
+	decided := r.stored(events.TypePlacementDecided, events.PlacementDecision{Key: myApp, Generation: 1, DecidedAt: t0, Binding: &b,
+		Clusters: []events.TargetCluster{{Name: "cluster2", Replicas: 1}}})
+	here := r.stored(events.TypeWorkStatusChanged, events.WorkStatus{Key: cfg, Cluster: "cluster2", Phase: events.WorkApplied})
+	left := r.stored(events.TypeWorkStatusChanged, events.WorkStatus{Key: cfg, Cluster: "cluster1", Phase: events.WorkApplied})
+	w := Join([]Stored{here, left}, Decisions([]Stored{decided}), nil)
+	got := map[string]string{}
+	for _, s := range w.Items {
+		if s.Key == cfg {
+			got[s.Cluster] = s.Phase
+		}
+	}
+	if want := map[string]string{"cluster1": events.WorkDeleting, "cluster2": events.WorkApplied}; !cmp.Equal(want, got) {
+		t.Errorf("the dependency's work: %v, want %v", got, want)
+	}
+}
