@@ -222,3 +222,48 @@ func runCLIWithInput(t *testing.T, url, stdin string, args ...string) (string, s
 	err := root.ExecuteContext(ctx)
 	return out.String(), errw.String(), err
 }
+
+// TestGetWorkAndPlacementsSelectByTheTemplatesLabels: -l on work and
+// placements selects by the template's labels (`get work -l app=web` is
+// get's own example); it matched the binding, which has none, so nothing.
+func TestGetWorkAndPlacementsSelectByTheTemplatesLabels(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	url, _ := seededBus(t)
+	docs := writeFile(t, "web.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: default, labels: {app: web}}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx}]}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: web, namespace: default}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
+  placement: {clusterAffinity: {clusterNames: [cluster1]}}
+`)
+	if out, errOut, err := runCLI(t, url, "apply", "-f", docs, "--timeout", "20s"); err != nil {
+		t.Fatalf("apply: %v\n%s%s", err, out, errOut)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, errOut, err := runCLI(t, url, "get", "work", "-l", "app=web")
+		if err == nil && regexp.MustCompile(`(?m)^web\s+cluster1\s`).MatchString(out) && !strings.Contains(out, "my-app") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("get work -l app=web: %v\n%s%s", err, out, errOut)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if out, _, err := runCLI(t, url, "get", "placements", "-l", "app=web"); err != nil || !strings.Contains(out, "web") || strings.Contains(out, "my-app") {
+		t.Errorf("get placements -l app=web: %v\n%s", err, out)
+	}
+	if out, errOut, err := runCLI(t, url, "get", "work", "-l", "app=none"); err != nil || out != "" || !strings.Contains(errOut, "No resources found") {
+		t.Errorf("get work -l app=none: %v\n%s%s", err, out, errOut)
+	}
+}

@@ -201,7 +201,8 @@ type notFound struct{ error }
 func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readmodel.Target, l *listFlags, sel labels.Selector) (view, error) {
 	v := view{namespaced: true}
 	keep := func(obj *unstructured.Unstructured) bool {
-		return l.wants(obj.GetNamespace()) && sel.Matches(labels.Set(obj.GetLabels()))
+		bindingView := t.Resource.View == readmodel.ViewWork || t.Resource.View == readmodel.ViewPlacements
+		return l.wants(obj.GetNamespace()) && (bindingView || sel.Matches(labels.Set(obj.GetLabels())))
 	}
 	add := func(obj any, cells ...[]any) error {
 		u, err := unstructuredOf(obj)
@@ -269,6 +270,11 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 				cells = [][]any{placementCells(tv.Placement)}
 			}
 			if len(cells) == 0 {
+				continue
+			}
+			// -l selects by the template's labels: the binding has
+			// none of its own, so `get work -l app=web` matched nothing.
+			if !sel.Empty() && !sel.Matches(labels.Set(templateLabels(f, key))) {
 				continue
 			}
 			if err := add(f.BindingObject(tv), cells...); err != nil {
@@ -451,4 +457,17 @@ func printAggregated(out io.Writer, v readmodel.Template) {
 		raw, _ := events.MarshalJSON(v.AggregatedStatus)
 		fmt.Fprintf(out, "Status:       %s\n", raw)
 	}
+}
+
+// templateLabels are the labels of the template key names, as accepted.
+func templateLabels(f readmodel.Fleet, key events.ObjectKey) map[string]string {
+	r, ok := f.Published.Records[key]
+	if !ok {
+		return nil
+	}
+	u, err := unstructuredOf(readmodel.AppliedObject(r))
+	if err != nil {
+		return nil
+	}
+	return u.GetLabels()
 }
