@@ -408,6 +408,11 @@ const (
 // tries again.
 const WorkReasonRefused = "MemberRefused"
 
+// WorkReasonReleased: a copy left in its cluster when the cluster left
+// Flotilla while the copy was placed there (unjoin --cascade=orphan, a
+// Cluster deleted): Deleted from Flotilla's books, still in the member.
+const WorkReasonReleased = "Released"
+
 // Work health, as Karmada's resource interpreter reports it.
 const (
 	WorkHealthy       = "Healthy"

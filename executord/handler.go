@@ -19,6 +19,9 @@ func (d *Daemon) HandleMember(ctx context.Context, e events.Event) error {
 	defer d.mu.Unlock()
 	if events.Type(e.Type()) == events.TypeClusterDeregistered {
 		if old, counts := d.members.Deregistered(d.workers, r.Name, r.Generation); counts && old != nil {
+			if err := old.releaseOnLeaving(ctx, e); err != nil {
+				return err // redelivered: the worker is stopped, its records kept
+			}
 			d.retire(old)
 		}
 		return nil
@@ -148,3 +151,31 @@ func (w *worker) keep(ctx context.Context, cause events.Event, p events.Placemen
 }
 
 // unit is one object to apply in this cluster: a placed template or one of
+
+// releaseOnLeaving marks the copies the cluster held when it left, whose placement
+// still wanted them there (an unjoin with --cascade=orphan, or a Cluster
+// deleted while they ran), as no longer Flotilla's: Deleted, reason
+// Released, each with what it is. They stay in the member, as asked; a
+// worker for the cluster joined again removed them, taking them for
+// copies whose placement had moved away, and deleted what the user had
+// chosen to keep. Copies whose removal was under way when the cluster
+// left are not released: the next worker finishes that removal (retire).
+func (w *worker) releaseOnLeaving(ctx context.Context, cause events.Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, st := range events.SortedByKey(w.work) {
+		p, placed := w.placed[st.Key]
+		if st.Phase == events.WorkDeleted || !placed {
+			continue
+		}
+		if f, _, _ := disposition(p, w.name); f == fateRemove {
+			continue
+		}
+		st.Phase, st.Reason, st.Health = events.WorkDeleted, events.WorkReasonReleased, ""
+		st.Message = "left in " + w.name + " when it left Flotilla (unjoined with --cascade=orphan, or its Cluster deleted): no longer managed; joined again, it is not removed"
+		if err := w.publishType(ctx, cause, events.TypeWorkDeleted, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}

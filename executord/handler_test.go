@@ -54,11 +54,52 @@ func pushModeSetup(t *testing.T) (*natsbus.Bus, *fakeMember, *sealing.Key, Confi
 	return bus, newFakeMember(t), key, cfg
 }
 
-// A cluster deleted while it held a copy, which the next placement moves
-// away, and then joined again: the worker of the cluster joined again
-// removes the copy (it used to stay there, Deleting, for good: the work
-// records left with the old worker).
-func TestAClusterJoinedAgainLosesTheCopyItsPlacementNoLongerHolds(t *testing.T) {
+// A cluster deleted while a removal of its copy was under way (the
+// placement had moved away, the member was down), then joined again: the
+// worker of the cluster joined again finishes the removal (the copy used
+// to stay there, Deleting, for good: the work records left with the old
+// worker).
+func TestAClusterJoinedAgainFinishesTheRemovalUnderWayWhenItLeft(t *testing.T) {
+	bus, member, key, cfg := pushModeSetup(t)
+	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = d.Run(ctx) }()
+
+	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 1)
+	publishPlacement(t, bus, placement(1, 0, on("member1", 2)))
+	waitFor(t, "web applied in member1 and its status recorded", func() bool {
+		_, typ := latestWork(t, bus)
+		return member.has("deployments/default/web") && typ == events.TypeWorkStatusChanged
+	})
+	member.down.Store(true)
+	publishPlacement(t, bus, placement(2, time.Second, on("member2", 2)))
+	time.Sleep(300 * time.Millisecond) // the removal is held: the member is down
+	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterDeregistered, 2)
+	waitFor(t, "member1's worker stopped", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.workers["member1"] == nil
+	})
+	member.down.Store(false)
+	time.Sleep(200 * time.Millisecond)
+	if !member.has("deployments/default/web") {
+		t.Fatal("nothing serves member1 while it is deleted: the copy cannot have been removed yet")
+	}
+
+	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 3)
+	waitFor(t, "the copy removed from member1 once it joins again", func() bool { return !member.has("deployments/default/web") })
+}
+
+// A cluster deleted while its copy was placed there (unjoin
+// --cascade=orphan, or its Cluster deleted) releases the copy: it stays in
+// the member, its work is Deleted with reason Released, and the worker of
+// the cluster joined again leaves it, although the placement has moved
+// away meanwhile. It deleted what the user had chosen to keep.
+func TestAClusterThatLeftWithItsCopyPlacedKeepsItWhenJoinedAgain(t *testing.T) {
 	bus, member, key, cfg := pushModeSetup(t)
 	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
 	if err != nil {
@@ -76,19 +117,24 @@ func TestAClusterJoinedAgainLosesTheCopyItsPlacementNoLongerHolds(t *testing.T) 
 	})
 
 	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterDeregistered, 2)
-	waitFor(t, "member1's worker stopped", func() bool {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.workers["member1"] == nil
+	waitFor(t, "web released in member1", func() bool {
+		st, typ := latestWork(t, bus)
+		return typ == events.TypeWorkDeleted && st.Reason == events.WorkReasonReleased
 	})
 	publishPlacement(t, bus, placement(2, time.Second, on("member2", 2)))
-	time.Sleep(200 * time.Millisecond)
-	if !member.has("deployments/default/web") {
-		t.Fatal("nothing serves member1 while it is deleted: the copy cannot have been removed yet")
-	}
-
 	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 3)
-	waitFor(t, "the copy removed from member1 once it joins again", func() bool { return !member.has("deployments/default/web") })
+	waitFor(t, "member1's new worker", func() bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.workers["member1"] != nil
+	})
+	time.Sleep(500 * time.Millisecond) // the new worker has read the placements
+	if !member.has("deployments/default/web") {
+		t.Fatal("the released copy was removed from member1 when it joined again")
+	}
+	if _, deletes := member.counts(); deletes != 0 {
+		t.Errorf("%d delete(s) sent to member1, want none", deletes)
+	}
 }
 
 // An executord restarted after it followed a cluster's deletion rebuilds
