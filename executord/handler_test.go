@@ -54,27 +54,33 @@ func pushModeSetup(t *testing.T) (*natsbus.Bus, *fakeMember, *sealing.Key, Confi
 	return bus, newFakeMember(t), key, cfg
 }
 
-// A cluster deleted while a removal of its copy was under way (the
-// placement had moved away, the member was down), then joined again: the
-// worker of the cluster joined again finishes the removal (the copy used
-// to stay there, Deleting, for good: the work records left with the old
-// worker).
-func TestAClusterJoinedAgainFinishesTheRemovalUnderWayWhenItLeft(t *testing.T) {
+// webOnMember1 runs an executord with member1 joined and web applied there.
+func webOnMember1(t *testing.T) (*Daemon, *natsbus.Bus, *fakeMember, *sealing.Key) {
+	t.Helper()
 	bus, member, key, cfg := pushModeSetup(t)
 	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go func() { _ = d.Run(ctx) }()
-
 	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 1)
 	publishPlacement(t, bus, placement(1, 0, on("member1", 2)))
 	waitFor(t, "web applied in member1 and its status recorded", func() bool {
 		_, typ := latestWork(t, bus)
 		return member.has("deployments/default/web") && typ == events.TypeWorkStatusChanged
 	})
+	return d, bus, member, key
+}
+
+// A cluster deleted while a removal of its copy was under way (the
+// placement had moved away, the member was down), then joined again: the
+// worker of the cluster joined again finishes the removal (the copy used
+// to stay there, Deleting, for good: the work records left with the old
+// worker).
+func TestAClusterJoinedAgainFinishesTheRemovalUnderWayWhenItLeft(t *testing.T) {
+	d, bus, member, key := webOnMember1(t)
 	member.down.Store(true)
 	publishPlacement(t, bus, placement(2, time.Second, on("member2", 2)))
 	time.Sleep(300 * time.Millisecond) // the removal is held: the member is down
@@ -100,21 +106,7 @@ func TestAClusterJoinedAgainFinishesTheRemovalUnderWayWhenItLeft(t *testing.T) {
 // the cluster joined again leaves it, although the placement has moved
 // away meanwhile. It deleted what the user had chosen to keep.
 func TestAClusterThatLeftWithItsCopyPlacedKeepsItWhenJoinedAgain(t *testing.T) {
-	bus, member, key, cfg := pushModeSetup(t)
-	d, err := New(cfg, Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth(), Registry: prometheus.NewRegistry()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = d.Run(ctx) }()
-
-	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterRegistered, 1)
-	publishPlacement(t, bus, placement(1, 0, on("member1", 2)))
-	waitFor(t, "web applied in member1 and its status recorded", func() bool {
-		_, typ := latestWork(t, bus)
-		return member.has("deployments/default/web") && typ == events.TypeWorkStatusChanged
-	})
+	d, bus, member, key := webOnMember1(t)
 
 	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterDeregistered, 2)
 	waitFor(t, "web released in member1", func() bool {
