@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	kvalidation "k8s.io/apimachinery/pkg/util/validation"
 
@@ -168,7 +166,7 @@ func revokeOwn(cmd *cobra.Command, g *globals, name string) error {
 			return err
 		}
 	case err := <-bus.Refused():
-		if !errors.Is(err, nats.ErrAuthRevoked) {
+		if !natsbus.Revoked(err) {
 			return fmt.Errorf("flotilla %s: %w", g.verb, err)
 		}
 	}

@@ -177,3 +177,7 @@ func (b *Bus) Refused() <-chan error { return b.auth.refused }
 
 // Identity is the credential this connection uses (zero without one).
 func (b *Bus) Identity() Identity { return b.auth.id }
+
+// Revoked reports whether err is the server closing a connection whose
+// credential was revoked.
+func Revoked(err error) bool { return errors.Is(err, nats.ErrAuthRevoked) }

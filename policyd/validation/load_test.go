@@ -932,3 +932,50 @@ metadata: {name: last}
 		}
 	}
 }
+
+// TestPortsServiceTypesAndRestartPoliciesTheMembersRefuseAreRefused: a
+// Service of type Weird with port 99999, a Deployment with containerPort
+// 70000 and restartPolicy Never were accepted, and every member refused
+// them (Failed everywhere).
+func TestPortsServiceTypesAndRestartPoliciesTheMembersRefuseAreRefused(t *testing.T) {
+	res := LoadBytes("bad.yaml", []byte(`apiVersion: v1
+kind: Service
+metadata: {name: web}
+spec:
+  type: Weird
+  ports: [{port: 99999, targetPort: 0, protocol: HTTP}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      restartPolicy: Never
+      containers: [{name: web, image: nginx, ports: [{containerPort: 70000}]}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: fine}
+spec:
+  type: NodePort
+  ports: [{port: 80, targetPort: http, nodePort: 30080}]
+`))
+	var got []string
+	for _, e := range res.Errors {
+		got = append(got, Format(e))
+	}
+	want := []string{
+		`bad.yaml: document 1: line 5: spec.type: unsupported value "Weird": must be one of ClusterIP, ExternalName, LoadBalancer, NodePort`,
+		`bad.yaml: document 1: line 6: spec.ports[0].port: invalid value 99999: must be between 1 and 65535, inclusive`,
+		`bad.yaml: document 1: line 6: spec.ports[0].targetPort: invalid value 0: must be between 1 and 65535, inclusive`,
+		`bad.yaml: document 1: line 6: spec.ports[0].protocol: unsupported value "HTTP": must be one of SCTP, TCP, UDP`,
+		`bad.yaml: document 2: line 16: spec.template.spec.restartPolicy: unsupported value "Never": only "Always" is supported`,
+		`bad.yaml: document 2: line 17: spec.template.spec.containers[0].ports[0].containerPort: invalid value 70000: must be between 1 and 65535, inclusive`,
+	}
+	if !slices.Equal(want, got) {
+		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -26,7 +26,10 @@ type workload struct {
 	podSpec     string // the pod spec
 	// jobTemplate: the pod's restartPolicy must be OnFailure or Never.
 	jobTemplate bool
-	schedule    string // a required cron schedule (CronJob)
+	// restartsAlways: a long-running workload, whose pods' restartPolicy
+	// can only be Always.
+	restartsAlways bool
+	schedule       string // a required cron schedule (CronJob)
 }
 
 // workloadOf returns the rules of a built-in workload kind, and false for
@@ -40,9 +43,9 @@ func workloadOf(apiVersion, kind string) (workload, bool) {
 	switch {
 	case (group == "apps" || group == "extensions") && (kind == "Deployment" || kind == "ReplicaSet" || kind == "StatefulSet"):
 		return workload{replicas: []string{"spec.replicas"}, selector: "spec.selector", selectorRequired: appsSelector,
-			template: "spec.template", podSpec: "spec.template.spec"}, true
+			template: "spec.template", podSpec: "spec.template.spec", restartsAlways: true}, true
 	case (group == "apps" || group == "extensions") && kind == "DaemonSet":
-		return workload{selector: "spec.selector", selectorRequired: appsSelector, template: "spec.template", podSpec: "spec.template.spec"}, true
+		return workload{selector: "spec.selector", selectorRequired: appsSelector, template: "spec.template", podSpec: "spec.template.spec", restartsAlways: true}, true
 	case group == "batch" && kind == "Job":
 		return workload{replicas: []string{"spec.parallelism", "spec.completions"}, selector: "spec.selector",
 			template: "spec.template", podSpec: "spec.template.spec", jobTemplate: true}, true
@@ -52,7 +55,7 @@ func workloadOf(apiVersion, kind string) (workload, bool) {
 			template: p + ".template", podSpec: p + ".template.spec", jobTemplate: true, schedule: "spec.schedule"}, true
 	case group == "" && kind == "ReplicationController":
 		return workload{replicas: []string{"spec.replicas"}, selector: "spec.selector", mapSelector: true,
-			template: "spec.template", podSpec: "spec.template.spec"}, true
+			template: "spec.template", podSpec: "spec.template.spec", restartsAlways: true}, true
 	case group == "" && kind == "PodTemplate":
 		return workload{template: "template", podSpec: "template.spec"}, true
 	case group == "" && kind == "Pod":
@@ -68,6 +71,10 @@ func workloadOf(apiVersion, kind string) (workload, bool) {
 // have a unique DNS-1123 label as name and an image. The structural pass
 // has already checked every field's type.
 func checkBuiltin(obj map[string]any, apiVersion, kind string, rep *report) {
+	if apiVersion == "v1" && kind == "Service" {
+		checkService(obj, rep)
+		return
+	}
 	w, ok := workloadOf(apiVersion, kind)
 	if !ok {
 		return
@@ -85,6 +92,9 @@ func checkBuiltin(obj map[string]any, apiVersion, kind string, rep *report) {
 	}
 	if spec, ok := at(obj, w.podSpec).(map[string]any); ok {
 		checkPodSpec(spec, w.podSpec, w.jobTemplate, rep)
+		if w.restartsAlways {
+			checkLongRunningRestartPolicy(spec, w.podSpec, rep)
+		}
 	} else {
 		rep.required(w.podSpec + ".containers")
 	}
@@ -173,6 +183,7 @@ func checkPodSpec(spec map[string]any, p string, job bool, rep *report) {
 			if strings.TrimSpace(str(c["image"])) == "" {
 				rep.required(cp + ".image")
 			}
+			checkContainerPorts(c, cp, rep)
 		}
 	}
 	if job {
