@@ -129,6 +129,9 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	if len(errs) == 0 && role == events.RoleTemplate {
 		errs = replicaLimit(doc.APIVersion, doc.Kind, doc.Object, h.maxReplicas)
 	}
+	if len(errs) == 0 && role == events.RoleTemplate {
+		errs = h.immutableChanges(key, doc)
+	}
 	if len(errs) == 0 && role == events.RoleInterpreter {
 		errs = h.conflictingInterpreter(doc.Object)
 	}
@@ -151,6 +154,22 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 	}
 	h.metrics.objects.WithLabelValues(role, "accepted").Inc()
 	return nil
+}
+
+// immutableChanges refuses an update of an accepted template that changes
+// a field the API server keeps as it was created (a Deployment's
+// selector, a Job's pod template): every member refused it, Failed, and
+// kept running the old generation.
+func (h *Handler) immutableChanges(key events.ObjectKey, doc validation.Document) []events.FieldError {
+	rec, ok := h.st.records[key]
+	if !ok || !validation.HasImmutableFields(doc.APIVersion, doc.Kind) {
+		return nil
+	}
+	var old map[string]any
+	if events.UnmarshalJSON(rec.Object, &old) != nil {
+		return nil
+	}
+	return validation.ImmutableChanges(doc.APIVersion, doc.Kind, old, doc.Object)
 }
 
 // ignore drops a superseded input (state.superseded) of key at seq.

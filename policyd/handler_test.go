@@ -367,3 +367,34 @@ func TestACustomResourceFromTheBusGetsTheDefaultNamespaceOfItsNamespacedKind(t *
 		t.Errorf("no record %s; have %v", want, slices.Collect(maps.Keys(h.st.records)))
 	}
 }
+
+// TestAnUpdateOfAnImmutableFieldIsRejectedWithItsPath: a Deployment whose
+// selector changes, or a Job whose pod template changes, is refused as
+// the API server refuses it; it was accepted and Failed in every member.
+// A change of a mutable field passes.
+func TestAnUpdateOfAnImmutableFieldIsRejectedWithItsPath(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	if err := h.Handle(ctx, applied(t, deployment)); err != nil {
+		t.Fatal(err)
+	}
+	reselected := strings.ReplaceAll(deployment, "{app: my-app}", "{app: my-app, tier: web}")
+	err := h.Handle(ctx, applied(t, reselected))
+	if err == nil || !events.IsPermanent(err) || !strings.Contains(err.Error(), "spec.selector: field is immutable") {
+		t.Errorf("a changed selector: %v, want it rejected, naming spec.selector", err)
+	}
+	if rs := rec.OfType(events.TypeObjectRejected); len(rs) != 1 {
+		t.Errorf("%d rejection(s) published, want 1", len(rs))
+	}
+	if err := h.Handle(ctx, applied(t, strings.Replace(deployment, "replicas: 6", "replicas: 8", 1))); err != nil {
+		t.Errorf("a changed replica count: %v, want it accepted", err)
+	}
+	job := "apiVersion: batch/v1\nkind: Job\nmetadata: {name: once, namespace: default}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: c, image: busybox:1}]\n"
+	if err := h.Handle(ctx, applied(t, job)); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, applied(t, strings.Replace(job, "busybox:1", "busybox:2", 1))); err == nil || !strings.Contains(err.Error(), "spec.template: field is immutable") {
+		t.Errorf("a Job's changed image: %v, want it rejected, naming spec.template", err)
+	}
+}
