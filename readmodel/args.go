@@ -185,9 +185,13 @@ func ResolveRecords(p Published, t Target, namespace string, allNamespaces bool)
 	role := map[View]func(string) bool{
 		ViewTemplates: func(r string) bool { return r == events.RoleTemplate },
 		ViewPolicies:  func(r string) bool { return r == events.RolePolicy || r == events.RoleOverride },
+		ViewClusters:  func(r string) bool { return r == events.RoleCluster },
 	}[t.Resource.View]
 	if role == nil {
-		return nil, fmt.Errorf("%s names no template or policy", t.Resource.Word)
+		return nil, fmt.Errorf("%s names no template, policy or cluster", t.Resource.Word)
+	}
+	if t.Resource.View == ViewClusters {
+		namespace, allNamespaces = "", false // cluster-scoped
 	}
 	var items []events.ObjectRecord
 	for _, r := range p.SortedRecords() {
@@ -210,10 +214,16 @@ func ResolveRecords(p Published, t Target, namespace string, allNamespaces bool)
 			continue
 		}
 		noun := "templates"
-		if t.Resource.View == ViewPolicies {
+		switch t.Resource.View {
+		case ViewPolicies:
 			noun = "policies"
+		case ViewClusters:
+			noun = "clusters"
 		}
 		r, err := Resolve(name, namespace, items, func(r events.ObjectRecord) events.ObjectKey { return r.Key }, noun)
+		if errors.Is(err, ErrNotFound) && t.Resource.View == ViewClusters {
+			return nil, fmt.Errorf("cluster %q not found", name)
+		}
 		if errors.Is(err, ErrNotFound) {
 			return nil, fmt.Errorf("%s not found in namespace %s", t.Ref(name), namespace)
 		}

@@ -73,3 +73,20 @@ spec:
 		})
 	}
 }
+
+// TestDeleteClusterNameDeletesTheClusterObject: `delete cluster NAME`
+// deletes a Cluster object, as delete's help says and delete -f does; it
+// said "cluster names no template or policy".
+func TestDeleteClusterNameDeletesTheClusterObject(t *testing.T) {
+	url, _ := joinBus(t)
+	if out, errOut, err := runCLI(t, url, "join", "c1", "--cluster-kubeconfig", writeKubeconfig(t, "c1.kubeconfig", "https://127.0.0.1:1", "m")); err != nil {
+		t.Fatalf("join c1: %v\n%s%s", err, out, errOut)
+	}
+	out, errOut, err := runCLI(t, url, "delete", "cluster", "c1", "--timeout", "10s")
+	if err != nil || !strings.Contains(out, "cluster.cluster.karmada.io/c1 deleted") {
+		t.Fatalf("delete cluster c1: %v\n%s%s", err, out, errOut)
+	}
+	if _, errOut, err := runCLI(t, url, "delete", "cluster", "c9"); err == nil || err.Error() != `cluster "c9" not found` {
+		t.Errorf("delete cluster c9 (no such cluster): %v\n%s", err, errOut)
+	}
+}
