@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -265,5 +266,17 @@ spec:
 	}
 	if out, errOut, err := runCLI(t, url, "get", "work", "-l", "app=none"); err != nil || out != "" || !strings.Contains(errOut, "No resources found") {
 		t.Errorf("get work -l app=none: %v\n%s%s", err, out, errOut)
+	}
+}
+
+// TestGetListsTheNamesFoundAndSaysWhichAreNot: as kubectl, `get deploy
+// my-app nosuch` lists my-app, then says nosuch is not found (exit 1); it
+// listed nothing.
+func TestGetListsTheNamesFoundAndSaysWhichAreNot(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	url, _ := seededBus(t)
+	out, errOut, err := runCLI(t, url, "get", "deploy", "my-app", "nosuch")
+	if statusOf(err) != 1 || !strings.Contains(out, "deployment/my-app -n default") || !strings.Contains(errOut+fmt.Sprint(err), "nosuch") {
+		t.Errorf("get deploy my-app nosuch: exit %d\n%s%s%v", statusOf(err), out, errOut, err)
 	}
 }

@@ -238,9 +238,10 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 		if t.Resource.View == readmodel.ViewPolicies {
 			v.columns = policyColumns
 		}
-		records, err := recordsOf(f, t, l)
-		if err != nil {
-			return v, err
+		records, missing := recordsOf(f, t, l)
+		var nf notFound
+		if missing != nil && !errors.As(missing, &nf) {
+			return v, missing
 		}
 		for _, r := range records {
 			cells := policyCells(f, r)
@@ -250,6 +251,9 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 			if err := add(f.RecordObject(r), cells); err != nil {
 				return v, err
 			}
+		}
+		if missing != nil {
+			return v, missing
 		}
 	case readmodel.ViewWork, readmodel.ViewPlacements:
 		v.columns, v.empty = workColumns, emptyIn
@@ -341,12 +345,25 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 // when it names none) that l selects.
 func recordsOf(f readmodel.Fleet, t readmodel.Target, l *listFlags) ([]events.ObjectRecord, error) {
 	if len(t.Names) > 0 {
-		rs, err := readmodel.ResolveRecords(f.Published, t, l.namespace, l.all)
-		var amb *readmodel.AmbiguousError
-		if err != nil && !errors.As(err, &amb) {
-			return nil, notFound{err}
+		// Name by name: those found are listed, and the first name not
+		// found is the error after them, as kubectl does (get deploy
+		// my-app nosuch listed nothing).
+		var out []events.ObjectRecord
+		var first error
+		for _, name := range t.Names {
+			one := t
+			one.Names = []string{name}
+			rs, err := readmodel.ResolveRecords(f.Published, one, l.namespace, l.all)
+			var amb *readmodel.AmbiguousError
+			switch {
+			case err != nil && errors.As(err, &amb):
+				return nil, err
+			case err != nil && first == nil:
+				first = notFound{err}
+			}
+			out = append(out, rs...)
 		}
-		return rs, err
+		return out, first
 	}
 	var out []events.ObjectRecord
 	for _, r := range f.Published.SortedRecords() {
