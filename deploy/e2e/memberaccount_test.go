@@ -105,7 +105,7 @@ func TestJoinWithCreateServiceAccountAppliesWithALeastPrivilegeAccount(t *testin
 		return nil
 	})
 
-	s.applyYAML("web.yaml", webIn(ns, 8080)+`---
+	s.applyYAML("web.yaml", webIn(ns, "IfNotPresent")+`---
 apiVersion: v1
 kind: ConfigMap
 metadata: {name: web-config, namespace: `+ns+`}

@@ -20,8 +20,8 @@ import (
 )
 
 // webIn is a Deployment web in ns placed in cluster1 only, with
-// containerPort as its port.
-func webIn(ns string, containerPort int) string {
+// pullPolicy as its container's imagePullPolicy.
+func webIn(ns string, pullPolicy string) string {
 	return fmt.Sprintf(`apiVersion: apps/v1
 kind: Deployment
 metadata: {name: web, namespace: %[1]s}
@@ -34,7 +34,7 @@ spec:
       containers:
       - name: web
         image: nginx:1.25.3
-        ports: [{containerPort: %[2]d}]
+        imagePullPolicy: %[2]s
 ---
 apiVersion: policy.karmada.io/v1alpha1
 kind: PropagationPolicy
@@ -42,7 +42,7 @@ metadata: {name: web, namespace: %[1]s}
 spec:
   resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: web}]
   placement: {clusterAffinity: {clusterNames: [cluster1]}}
-`, ns, containerPort)
+`, ns, pullPolicy)
 }
 
 // workIn is web's work status in cluster1, as the read model joins it.
@@ -74,8 +74,8 @@ func (s *system) appliesTo() int {
 }
 
 // TestAManifestTheMemberRefusesEndsAsFailedWithItsMessageAndIsNotRetried:
-// a Deployment whose containerPort the member's API server refuses as
-// Invalid (Flotilla's validation does not check port ranges) ends as
+// a Deployment whose imagePullPolicy the member's API server refuses as
+// Invalid (Flotilla's validation does not check that enum) ends as
 // Failed with the member's message in `get work` and `describe work`, and
 // executord sends it once, not again on every resync.
 func TestAManifestTheMemberRefusesEndsAsFailedWithItsMessageAndIsNotRetried(t *testing.T) {
@@ -85,20 +85,20 @@ func TestAManifestTheMemberRefusesEndsAsFailedWithItsMessageAndIsNotRetried(t *t
 	s.waitReady(1)
 	ns := uniqueNS("refused")
 	t.Cleanup(func() { s.deleteNamespace(ns) })
-	s.applyYAML("refused.yaml", webIn(ns, 70000))
+	s.applyYAML("refused.yaml", webIn(ns, "Sometimes"))
 
 	eventually(t, 60*time.Second, "web Failed in cluster1 with the member's message", func() error {
 		w, err := s.workIn(ns)
 		if err != nil {
 			return err
 		}
-		if w.Phase != events.WorkFailed || w.Reason != events.WorkReasonRefused || !strings.Contains(w.Message, "containerPort: Invalid value: 70000") {
+		if w.Phase != events.WorkFailed || w.Reason != events.WorkReasonRefused || !strings.Contains(w.Message, `imagePullPolicy: Unsupported value: "Sometimes"`) {
 			return fmt.Errorf("phase %q, reason %q, message %q", w.Phase, w.Reason, w.Message)
 		}
 		return nil
 	})
 	describe := s.mustCLI("describe", "work", "web", "-n", ns)
-	if !strings.Contains(describe, "Failed") || !strings.Contains(describe, "containerPort: Invalid value: 70000") {
+	if !strings.Contains(describe, "Failed") || !strings.Contains(describe, `imagePullPolicy: Unsupported value: "Sometimes"`) {
 		t.Fatalf("describe work does not show the refusal:\n%s", describe)
 	}
 	if got := s.appliesTo(); got != 1 {
@@ -113,7 +113,7 @@ func TestAManifestTheMemberRefusesEndsAsFailedWithItsMessageAndIsNotRetried(t *t
 	}
 
 	// A fixed template is a new generation: applied.
-	s.applyYAML("fixed.yaml", webIn(ns, 8080))
+	s.applyYAML("fixed.yaml", webIn(ns, "IfNotPresent"))
 	eventually(t, 60*time.Second, "the fixed web in cluster1", func() error {
 		_, err := s.member("cluster1").AppsV1().Deployments(ns).Get(context.Background(), "web", metav1.GetOptions{})
 		return err
@@ -172,7 +172,7 @@ func TestAnApplyTheMemberForbidsSaysWhatTheCredentialsLackAndIsRetriedUntilGrant
 	}
 	s.mustCLI("join", "cluster1", "--cluster-kubeconfig", restricted)
 	s.waitReady(1)
-	s.applyYAML("web.yaml", webIn(ns, 8080))
+	s.applyYAML("web.yaml", webIn(ns, "IfNotPresent"))
 
 	want := "Forbidden: the credentials lack get on deployments.apps in namespace " + ns
 	eventually(t, 60*time.Second, "web Forbidden in cluster1", func() error {
