@@ -8,24 +8,21 @@ import (
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
-// decodeRef decodes the data of a deletion or reschedule request: which
-// object.
-func decodeRef(e events.Event, what string) (readmodel.ObjectIdentity, error) {
+// decodeRef decodes the data of a deletion or reschedule request, which
+// object it names and its key, delivered on that key's subject.
+func decodeRef(ctx context.Context, e events.Event, what string) (readmodel.ObjectIdentity, events.ObjectKey, error) {
 	var r readmodel.ObjectIdentity
 	if err := events.UnmarshalJSON(e.Data(), &r); err != nil || r.Kind == "" || r.Metadata.Name == "" {
-		return r, events.Permanent(fmt.Errorf("%s needs apiVersion, kind and metadata.name: %v", what, err))
+		return r, events.ObjectKey{}, events.Permanent(fmt.Errorf("%s needs apiVersion, kind and metadata.name: %v", what, err))
 	}
-	return r, nil
+	key := r.Key()
+	return r, key, onItsSubject(ctx, key)
 }
 
 // HandleObjectDeleted removes an object and what depended on it.
 func (h *Handler) HandleObjectDeleted(ctx context.Context, e events.Event) error {
-	obj, err := decodeRef(e, "deletion")
+	obj, key, err := decodeRef(ctx, e, "deletion")
 	if err != nil {
-		return err
-	}
-	key := obj.Key()
-	if err := onItsSubject(ctx, key); err != nil {
 		return err
 	}
 	rec, ok := h.st.records[key]

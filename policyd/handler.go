@@ -346,12 +346,8 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 // HandleRescheduleRequested republishes a template's binding with
 // rescheduleRequestedAt set, so schedulerd places it afresh.
 func (h *Handler) HandleRescheduleRequested(ctx context.Context, e events.Event) error {
-	obj, err := decodeRef(e, "reschedule")
+	_, key, err := decodeRef(ctx, e, "reschedule")
 	if err != nil {
-		return err
-	}
-	key := obj.Key()
-	if err := onItsSubject(ctx, key); err != nil {
 		return err
 	}
 	b, ok := h.st.bindings[key]

@@ -28,11 +28,11 @@ func runPolicyd(t *testing.T, bus *natsbus.Bus) func() {
 // returns its stream sequence.
 func publishInput(t *testing.T, bus *natsbus.Bus, e events.Event) uint64 {
 	t.Helper()
-	r, err := decodeRef(e, "input")
+	_, key, err := decodeRef(context.Background(), e, "input")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ack, err := bus.PublishAck(context.Background(), events.InputSubject(r.Key()), e)
+	ack, err := bus.PublishAck(context.Background(), events.InputSubject(key), e)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -320,16 +320,7 @@ func (s *state) defaultCustomNamespace(d *validation.Document) {
 		return
 	}
 	if s.scopes == nil {
-		s.scopes = validation.CustomScopes{}
-		for k, r := range s.records {
-			if k.Kind != kindCRD {
-				continue
-			}
-			var obj map[string]any
-			if events.UnmarshalJSON(r.Object, &obj) == nil {
-				s.scopes.Add(r.APIVersion, k.Kind, obj)
-			}
-		}
+		s.scopes = validation.AcceptedScopes(s.records)
 	}
 	docs := []validation.Document{*d}
 	validation.DefaultNamespaces(docs, s.scopes, "")

@@ -52,11 +52,12 @@ func definedKinds(apiVersion, kind string, obj map[string]any, kinds map[string]
 		av, _ := target["apiVersion"].(string)
 		k, _ := target["kind"].(string)
 		kinds[events.KeyOf(av, k, "", "").Group+"/"+k] = true
-	case strings.HasPrefix(apiVersion, "apiextensions.k8s.io/") && kind == "CustomResourceDefinition":
-		group, _ := spec["group"].(string)
-		names, _ := spec["names"].(map[string]any)
-		k, _ := names["kind"].(string)
-		kinds[group+"/"+k] = true
+	default:
+		defined := validation.CustomScopes{}
+		defined.Add(apiVersion, kind, obj)
+		for k := range defined {
+			kinds[k] = true
+		}
 	}
 }
 

@@ -200,8 +200,9 @@ type notFound struct{ error }
 // namespaces and with the labels l selects, and the names t gives.
 func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readmodel.Target, l *listFlags, sel labels.Selector) (view, error) {
 	v := view{namespaced: true}
+	// Work and placements are selected by their template's labels, below.
+	bindingView := t.Resource.View == readmodel.ViewWork || t.Resource.View == readmodel.ViewPlacements
 	keep := func(obj *unstructured.Unstructured) bool {
-		bindingView := t.Resource.View == readmodel.ViewWork || t.Resource.View == readmodel.ViewPlacements
 		return l.wants(obj.GetNamespace()) && (bindingView || sel.Matches(labels.Set(obj.GetLabels())))
 	}
 	add := func(obj any, cells ...[]any) error {

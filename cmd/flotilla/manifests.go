@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -66,16 +65,7 @@ func (m *manifestFlags) load(cmd *cobra.Command) (validation.Result, error) {
 // the namespace of -n when they name none, as Load does for definitions
 // loaded with them (validation.DefaultNamespaces).
 func (m *manifestFlags) customNamespaces(p readmodel.Published, docs []validation.Document) {
-	scopes := validation.CustomScopes{}
-	for k, r := range p.Records {
-		if k.Kind != "CustomResourceDefinition" {
-			continue
-		}
-		var obj map[string]any
-		if json.Unmarshal(r.Object, &obj) == nil {
-			scopes.Add(r.APIVersion, k.Kind, obj)
-		}
-	}
+	scopes := validation.AcceptedScopes(p.Records)
 	for _, d := range docs {
 		scopes.Add(d.APIVersion, d.Kind, d.Object)
 	}

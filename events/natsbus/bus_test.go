@@ -344,7 +344,10 @@ func TestAnEventWhoseLastDeadLetterFailedComesBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	var attempts atomic.Int32
-	go c.Run(ctx, func(context.Context, events.Event) error { attempts.Add(1); return events.Permanent(errors.New("refused")) })
+	go c.Run(ctx, func(context.Context, events.Event) error {
+		attempts.Add(1)
+		return events.Permanent(errors.New("refused"))
+	})
 	deadline := time.Now().Add(20 * time.Second)
 	for attempts.Load() < 2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)

@@ -32,6 +32,22 @@ func (s CustomScopes) Add(apiVersion, kind string, obj map[string]any) {
 	}
 }
 
+// AcceptedScopes are the scopes the accepted CustomResourceDefinitions
+// among records define.
+func AcceptedScopes(records map[events.ObjectKey]events.ObjectRecord) CustomScopes {
+	s := CustomScopes{}
+	for k, r := range records {
+		if k.Kind != "CustomResourceDefinition" {
+			continue
+		}
+		var obj map[string]any
+		if events.UnmarshalJSON(r.Object, &obj) == nil {
+			s.Add(r.APIVersion, k.Kind, obj)
+		}
+	}
+	return s
+}
+
 // DefaultNamespaces gives a custom resource of a namespaced kind (scopes)
 // that names no namespace the namespace namespace ("": default), as the
 // built-in kinds get theirs in validation: kubectl sends a namespaced

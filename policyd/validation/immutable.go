@@ -24,7 +24,9 @@ func immutableFields(apiVersion, kind string) []string {
 
 // HasImmutableFields reports whether the kind has fields ImmutableChanges
 // checks (the others need no look at the accepted object).
-func HasImmutableFields(apiVersion, kind string) bool { return immutableFields(apiVersion, kind) != nil }
+func HasImmutableFields(apiVersion, kind string) bool {
+	return immutableFields(apiVersion, kind) != nil
+}
 
 // ImmutableChanges returns a problem for every field of old, the accepted
 // object, that updated changes although the API server forbids it; nil
