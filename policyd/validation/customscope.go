@@ -19,17 +19,24 @@ func ScopeKey(apiVersion, kind string) string {
 // Add records the scope of the kind obj defines, when obj is a
 // CustomResourceDefinition (apiVersion and kind its own).
 func (s CustomScopes) Add(apiVersion, kind string, obj map[string]any) {
-	if !strings.HasPrefix(apiVersion, "apiextensions.k8s.io/") || kind != "CustomResourceDefinition" {
-		return
-	}
-	spec, _ := obj["spec"].(map[string]any)
-	group, _ := spec["group"].(string)
-	names, _ := spec["names"].(map[string]any)
-	k, _ := names["kind"].(string)
-	scope, _ := spec["scope"].(string)
-	if group != "" && k != "" {
+	if group, k, ok := DefinedKind(apiVersion, kind, obj); ok {
+		spec, _ := obj["spec"].(map[string]any)
+		scope, _ := spec["scope"].(string)
 		s[group+"/"+k] = scope != "Cluster" // Namespaced is the default scope
 	}
+}
+
+// DefinedKind is the group and kind obj defines, when obj is a
+// CustomResourceDefinition (apiVersion and kind its own) naming both.
+func DefinedKind(apiVersion, kind string, obj map[string]any) (group, definedKind string, ok bool) {
+	if !strings.HasPrefix(apiVersion, "apiextensions.k8s.io/") || kind != "CustomResourceDefinition" {
+		return "", "", false
+	}
+	spec, _ := obj["spec"].(map[string]any)
+	group, _ = spec["group"].(string)
+	names, _ := spec["names"].(map[string]any)
+	definedKind, _ = names["kind"].(string)
+	return group, definedKind, group != "" && definedKind != ""
 }
 
 // AcceptedScopes are the scopes the accepted CustomResourceDefinitions

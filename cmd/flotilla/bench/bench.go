@@ -355,11 +355,7 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 	}
 
 	// The templates, built before the clock starts: the generator's JSON is not the path measured.
-	type outgoing struct {
-		subject string
-		event   events.Event
-	}
-	msgs := make([]outgoing, o.templates)
+	msgs := make([]subjected, o.templates)
 	for i, k := range keys {
 		obj, err := benchTemplate(k.Name, int64(10+i%10))
 		if err != nil {
@@ -369,7 +365,7 @@ func runBench(ctx context.Context, progress io.Writer, o *benchOptions) (*benchR
 		if err != nil {
 			return nil, err
 		}
-		msgs[i] = outgoing{events.InputSubject(k), e}
+		msgs[i] = subjected{events.InputSubject(k), e}
 	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)

@@ -23,6 +23,28 @@ func benchEvent(t events.Type, subject string, data any) (events.Event, error) {
 }
 
 func publishBenchClusters(ctx context.Context, bus *natsbus.Bus, n int) error {
+	es, err := benchClusters(n)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if err := bus.PublishAsync(e.subject, e.event); err != nil {
+			return err
+		}
+	}
+	return bus.Flush(ctx)
+}
+
+// subjected is an event and the subject it is published on.
+type subjected struct {
+	subject string
+	event   events.Event
+}
+
+// benchClusters is what the bench's n simulated members report: each one's
+// registration, health and capacity.
+func benchClusters(n int) ([]subjected, error) {
+	var out []subjected
 	q := func(s string) resource.Quantity { return resource.MustParse(s) }
 	now := time.Now().UTC()
 	for i := range n {
@@ -55,14 +77,12 @@ func publishBenchClusters(ctx context.Context, bus *natsbus.Bus, n int) error {
 		} {
 			e, err := benchEvent(p.t, name, p.data)
 			if err != nil {
-				return err
+				return nil, err
 			}
-			if err := bus.PublishAsync(p.subject, e); err != nil {
-				return err
-			}
+			out = append(out, subjected{p.subject, e})
 		}
 	}
-	return bus.Flush(ctx)
+	return out, nil
 }
 
 // benchPolicy is the one PropagationPolicy: every Deployment of the bench
