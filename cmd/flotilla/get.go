@@ -98,7 +98,7 @@ placements as work.karmada.io ResourceBinding; ` + "`apply -f -`" + ` and ` + "`
 		},
 	}
 	l.register(c)
-	c.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print each change as it happens")
+	c.Flags().BoolVarP(&watch, "watch", "w", false, "after listing, print each row again as it changes, and as it last was when its object is deleted")
 	return c
 }
 

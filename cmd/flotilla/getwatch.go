@@ -52,7 +52,8 @@ func followChanges(ctx context.Context, bus *natsbus.Bus) (<-chan struct{}, erro
 
 // watchGet is `get -w`: after the listing (of fleet f, read after
 // followChanges subscribed), every row that changes is printed again, as
-// kubectl's watch does, until interrupted. A burst of events is printed
+// kubectl's watch does, and a row that is gone once more, as it last
+// was, until interrupted. A burst of events is printed
 // once, settled.
 func watchGet(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, f readmodel.Fleet, changed <-chan struct{}, targets []readmodel.Target, l *listFlags, sel labels.Selector) error {
 	last := rowsOf(ctx, bus, f, targets, l, sel) // what the listing printed
@@ -73,15 +74,27 @@ func watchGet(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, f read
 		rows := rowsOf(ctx, bus, f, targets, l, sel)
 		for _, k := range rows.order {
 			if last.lines[k] != rows.lines[k] {
-				if l.objects() {
-					_ = printObjects(out, &quiet.printFlags, []*unstructured.Unstructured{rows.objs[k]}, true)
-					continue
-				}
-				fmt.Fprint(out, rows.lines[k])
+				printWatched(out, rows, k, l, &quiet)
+			}
+		}
+		// A row that is gone is printed once more, as it last was: what
+		// kubectl's watch prints for a deletion.
+		for _, k := range last.order {
+			if _, ok := rows.lines[k]; !ok {
+				printWatched(out, last, k, l, &quiet)
 			}
 		}
 		last = rows
 	}
+}
+
+// printWatched prints row k of rows, as the listing printed it.
+func printWatched(out io.Writer, rows watchRows, k string, l, quiet *listFlags) {
+	if l.objects() {
+		_ = printObjects(out, &quiet.printFlags, []*unstructured.Unstructured{rows.objs[k]}, true)
+		return
+	}
+	fmt.Fprint(out, rows.lines[k])
 }
 
 // watchRows are the rows of a listing, by object and row, as printed.

@@ -90,7 +90,7 @@ func TestVerbs(t *testing.T) {
 
 // Completion offers the resource types, the names of the objects of a type
 // (read from the bus) and the -o values; get -w prints a row again when it
-// changes.
+// changes, and once more when its object is deleted.
 func TestCompletionAndWatch(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	url, bus := seededBus(t)
@@ -133,10 +133,20 @@ func TestCompletionAndWatch(t *testing.T) {
 	for !regexp.MustCompile(`(?m)^cluster3\s+v1.31.0\s+Push\s+Unknown`).MatchString(out.String()) && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
+	if _, _, err := runCLI(t, url, "delete", "cluster", "cluster2"); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for strings.Count(out.String(), "cluster2") < 2 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	cancel()
 	<-done
 	if got := out.String(); strings.Count(got, "cluster3") != 2 || strings.Count(got, "NAME") != 1 || !regexp.MustCompile(`(?m)^cluster3\s+v1.31.0\s+Push\s+Unknown`).MatchString(got) {
 		t.Errorf("get clusters -w: want the list, then cluster3's row again as Unknown (no header):\n%s", got)
+	}
+	if got := out.String(); strings.Count(got, "cluster2") != 2 {
+		t.Errorf("get clusters -w: want cluster2's row printed once more when it is deleted, as kubectl's watch does:\n%s", got)
 	}
 }
 
