@@ -71,7 +71,10 @@ var flotillaWords = map[string]View{
 	"placement": ViewPlacements, "placements": ViewPlacements,
 	"resourcebinding": ViewPlacements, "resourcebindings": ViewPlacements, "rb": ViewPlacements,
 	"resourcebindings.work.karmada.io": ViewPlacements,
-	"deadletter":                       ViewDeadLetters, "deadletters": ViewDeadLetters,
+	// A binding and its placement are one row (Karmada's ResourceBinding
+	// holds both).
+	"binding": ViewPlacements, "bindings": ViewPlacements,
+	"deadletter": ViewDeadLetters, "deadletters": ViewDeadLetters,
 	"federatedresourcequota": ViewQuotas, "federatedresourcequotas": ViewQuotas, "frq": ViewQuotas,
 	"instance": ViewInstances, "instances": ViewInstances,
 	"federatedresourcequotas.policy.karmada.io": ViewQuotas, "federatedresourcequota.policy.karmada.io": ViewQuotas,

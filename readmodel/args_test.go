@@ -33,6 +33,7 @@ func TestParseArgsReadsKubectlsForms(t *testing.T) {
 		{"policies are every policy kind", []string{"policies"}, false, []Target{{Resource: res(ViewPolicies, "", "policies")}}, ""},
 		{"work and placements are Flotilla's types", []string{"work,placements", "my-app"}, false,
 			[]Target{{Resource: res(ViewWork, "", "work"), Names: []string{"my-app"}}, {Resource: res(ViewPlacements, "", "placements"), Names: []string{"my-app"}}}, ""},
+		{"bindings are placements, as Karmada's ResourceBindings hold both", []string{"bindings"}, false, []Target{{Resource: res(ViewPlacements, "", "bindings")}}, ""},
 		{"an accepted template's kind is a type", []string{"widgets"}, false, []Target{{Resource: res(ViewTemplates, "widgets", "widgets")}}, ""},
 		{"a built-in kind with no template is a type", []string{"cronjobs"}, false, []Target{{Resource: res(ViewTemplates, "cronjobs", "cronjobs")}}, ""},
 		{"a bare name is a template of any kind where allowed", []string{"my-app"}, true, []Target{{Resource: Resource{View: ViewTemplates}, Names: []string{"my-app"}}}, ""},

@@ -66,6 +66,8 @@ func newDescribe(g *globals) *cobra.Command {
 							sep()
 							describePolicy(out, f, r)
 						}
+					case readmodel.ViewInstances, readmodel.ViewQuotas, readmodel.ViewDeadLetters:
+						return fmt.Errorf("describe shows clusters, policies and templates, not %s: `flotilla get %s -o yaml` shows every field of them", t.Resource.Word, t.Resource.Word)
 					default:
 						if len(t.Names) == 0 {
 							t.Names = readmodel.Names(f, t.Resource)

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
@@ -76,5 +78,20 @@ Conditions:
 				t.Errorf("output (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestDescribeNamesWhatItShowsForATypeItHasNoViewOf: describe instances,
+// frq or deadletters said "name the template"; it now says which types
+// describe shows and where the others' fields are.
+func TestDescribeNamesWhatItShowsForATypeItHasNoViewOf(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	url, _ := eventstest.Server(t)
+	for _, word := range []string{"instances", "frq", "deadletters"} {
+		_, _, err := runCLI(t, url, "describe", word)
+		if err == nil || !strings.Contains(err.Error(), "describe shows clusters, policies and templates, not "+word) ||
+			!strings.Contains(err.Error(), "flotilla get "+word+" -o yaml") {
+			t.Errorf("describe %s: %v, want it to name what describe shows and `get %s -o yaml`", word, err, word)
+		}
 	}
 }
