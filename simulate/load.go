@@ -22,7 +22,13 @@ import (
 // machine with more than one CPU this is the fast path docs/performance.md
 // measures.
 func Load(paths []string, stdin io.Reader) validation.Result {
-	inputs := validation.ReadInputs(paths, stdin)
+	return LoadWith(paths, stdin, validation.LoadOptions{})
+}
+
+// LoadWith is Load reading directories with their subdirectories
+// (o.Recursive) and URLs (o.Fetch), as validation.LoadWith does.
+func LoadWith(paths []string, stdin io.Reader, o validation.LoadOptions) validation.Result {
+	inputs := validation.ReadInputsWith(paths, stdin, o)
 	// Cut every file into pieces of about the same size, several per CPU
 	// so that the last ones to finish leave little idle.
 	total := 0

@@ -26,15 +26,24 @@ func runCLI(t *testing.T, url string, args ...string) (string, string, error) {
 // flotilla apply waits for policyd's answer to every object; for a template
 // a policy claims that answer is the binding (DESIGN.md decision 15), and
 // `flotilla get` and KIND/NAME lookups read the template from it.
-func TestApplyIsConfirmedForAClaimedTemplateWhichGetListsAndFindsByName(t *testing.T) {
+// busWithPolicyd starts a NATS server and policyd on it, for the test's
+// length, and returns the server's URL.
+func busWithPolicyd(t *testing.T) string {
+	t.Helper()
 	url, bus := eventstest.Server(t)
 	d, err := policyd.New(policyd.Config{Instance: "0"}, policyd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = d.Run(ctx) }()
+	done := make(chan struct{})
+	go func() { _ = d.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return url
+}
+
+func TestApplyIsConfirmedForAClaimedTemplateWhichGetListsAndFindsByName(t *testing.T) {
+	url := busWithPolicyd(t)
 
 	dir := t.TempDir()
 	write := func(name, doc string) string {

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -12,7 +16,7 @@ import (
 )
 
 // manifestFlags are kubectl's flags for reading manifests, defined once for
-// apply, diff and delete: -f (files, directories, - for stdin), -R
+// apply, diff and delete: -f (files, directories, URLs, - for stdin), -R
 // (directories with their subdirectories) and -n (the namespace of the
 // namespaced objects whose document names none; given explicitly, an object
 // naming another namespace is an error, as in kubectl).
@@ -23,7 +27,7 @@ type manifestFlags struct {
 }
 
 func (m *manifestFlags) addTo(c *cobra.Command, namespaceUsage string) {
-	c.Flags().StringArrayVarP(&m.files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	c.Flags().StringArrayVarP(&m.files, "filename", "f", nil, "file, directory, http(s) URL or - (stdin); repeatable")
 	c.Flags().BoolVarP(&m.recursive, "recursive", "R", false, "read the directories given with -f with their subdirectories")
 	c.Flags().StringVarP(&m.namespace, "namespace", "n", "default", namespaceUsage)
 }
@@ -34,7 +38,7 @@ var loadVerbs = map[string]string{"apply": "applied", "delete": "deleted", "diff
 // load reads and validates the documents in the namespace -n names,
 // printing warnings (errors stop here).
 func (m *manifestFlags) load(cmd *cobra.Command) (validation.Result, error) {
-	res := validation.LoadWith(m.files, cmd.InOrStdin(), validation.LoadOptions{Recursive: m.recursive, Namespace: m.namespace})
+	res := validation.LoadWith(m.files, cmd.InOrStdin(), validation.LoadOptions{Recursive: m.recursive, Namespace: m.namespace, Fetch: fetchManifests})
 	for _, w := range res.Warnings {
 		fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", validation.Format(w))
 	}
@@ -70,4 +74,39 @@ func (m *manifestFlags) customNamespaces(p readmodel.Published, docs []validatio
 		scopes.Add(d.APIVersion, d.Kind, d.Object)
 	}
 	validation.DefaultNamespaces(docs, scopes, m.namespace)
+}
+
+// manifestFetchTimeout bounds reading -f URL, as kubectl's request timeout
+// would; maxFetchedManifests bounds what is read (the bus refuses larger
+// objects anyway).
+const (
+	manifestFetchTimeout = 30 * time.Second
+	maxFetchedManifests  = 64 << 20
+)
+
+// fetchManifests reads -f URL (kubectl's apply -f https://...): a GET
+// that must answer 200, the reason otherwise.
+func fetchManifests(url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), manifestFetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("read: %v", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("read: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("read: GET answered %s", resp.Status)
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxFetchedManifests+1))
+	if err != nil {
+		return nil, fmt.Errorf("read: %v", err)
+	}
+	if len(data) > maxFetchedManifests {
+		return nil, fmt.Errorf("read: more than %d MiB", maxFetchedManifests>>20)
+	}
+	return data, nil
 }

@@ -22,8 +22,9 @@ import (
 func newSimulate(_ *globals) *cobra.Command {
 	var files []string
 	var output string
+	var recursive bool
 	c := &cobra.Command{
-		Use:   "simulate -f FILE|DIR|- [-f ...] [-o table|json|yaml]",
+		Use:   "simulate -f FILE|DIR|URL|- [-f ...] [-R] [-o table|json|yaml]",
 		Short: "Show where templates would be placed and what would be applied, without a bus",
 		Long: `Simulate Flotilla on the objects given, offline: no NATS, no daemon, no
 member cluster. The input is what flotilla apply takes (resource templates,
@@ -95,7 +96,7 @@ order]}; renderErrors {cluster: reason} only when an override fails there
 				// some 15% more memory).
 				defer debug.SetGCPercent(debug.SetGCPercent(400))
 			}
-			docs, err := loadForSimulation(cmd, files)
+			docs, err := loadForSimulation(cmd, files, recursive)
 			if err != nil {
 				return err
 			}
@@ -115,7 +116,8 @@ order]}; renderErrors {cluster: reason} only when an override fails there
 			return printSimulation(cmd.OutOrStdout(), output, rep)
 		},
 	}
-	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory or - (stdin); repeatable")
+	c.Flags().StringArrayVarP(&files, "filename", "f", nil, "file, directory, http(s) URL or - (stdin); repeatable")
+	c.Flags().BoolVarP(&recursive, "recursive", "R", false, "read the directories given with -f with their subdirectories")
 	c.Flags().StringVarP(&output, "output", "o", "table", "output format: table, json or yaml")
 	_ = c.MarkFlagRequired("filename")
 	return c
@@ -123,8 +125,8 @@ order]}; renderErrors {cluster: reason} only when an override fails there
 
 // loadForSimulation reads and validates the input as apply does; schema
 // errors stop here (exit 1), webhook-only rules are warnings.
-func loadForSimulation(cmd *cobra.Command, files []string) ([]validation.Document, error) {
-	res := simulate.Load(files, cmd.InOrStdin())
+func loadForSimulation(cmd *cobra.Command, files []string, recursive bool) ([]validation.Document, error) {
+	res := simulate.LoadWith(files, cmd.InOrStdin(), validation.LoadOptions{Recursive: recursive, Fetch: fetchManifests})
 	errw := cmd.ErrOrStderr()
 	for _, w := range res.Warnings {
 		fmt.Fprintln(errw, "Warning:", validation.Format(w))

@@ -526,3 +526,34 @@ func TestSimulateJSONIsTheLibraryEncoding(t *testing.T) {
 		t.Errorf("-o json (-library +cli):\n%s", diff)
 	}
 }
+
+// TestSimulateReadsSubdirectoriesWithR: simulate takes apply's -R, so a
+// tree of manifests simulates as it applies; without -R the
+// subdirectories are not read.
+func TestSimulateReadsSubdirectoriesWithR(t *testing.T) {
+	root := t.TempDir()
+	sub := filepath.Join(root, "app")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := filepath.Join(examples, "seed000")
+	for _, f := range []string{"my-app.yaml", "propagation-policy.yaml"} {
+		data, err := os.ReadFile(filepath.Join(e, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, f), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "clusters.yaml"), []byte(clusterDocs("cluster1", "cluster2", "cluster3")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := simulateJSON(t, "", "-f", root, "-R")
+	if len(o.Results) != 2 || !o.Results[0].Scheduled {
+		t.Fatalf("simulate -f DIR -R: want my-app's Deployment and Service from the subdirectory, scheduled: %+v", o.Results)
+	}
+	if o, _, err := runSimulate(t, "", "-f", root, "-o", "json"); err == nil && strings.Contains(o, "my-app") {
+		t.Errorf("simulate -f DIR without -R read the subdirectory:\n%.500s", o)
+	}
+}

@@ -47,12 +47,20 @@ type LoadOptions struct {
 	// own, so the defaults that follow from it (a policy's selector
 	// namespaces) do too.
 	Namespace string
+	// Fetch reads a path that is an http:// or https:// URL (kubectl's
+	// apply -f URL); nil: such a path is refused, naming this.
+	Fetch func(url string) ([]byte, error)
+}
+
+// IsURL reports whether a -f path is a URL to fetch, not a file.
+func IsURL(p string) bool {
+	return strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://")
 }
 
 // LoadWith is Load with options.
 func LoadWith(paths []string, stdin io.Reader, o LoadOptions) Result {
 	res := Result{namespace: o.Namespace}
-	for _, in := range readInputs(paths, stdin, o.Recursive) {
+	for _, in := range readInputs(paths, stdin, o.Recursive, o.Fetch) {
 		if in.Problem != nil {
 			res.Errors = append(res.Errors, *in.Problem)
 			continue
@@ -81,11 +89,31 @@ type Input struct {
 // without manifests as a Problem. Load validates each Input with
 // LoadBytes; a caller that validates pieces of a file concurrently (cut
 // with SplitDocuments) starts here.
-func ReadInputs(paths []string, stdin io.Reader) []Input { return readInputs(paths, stdin, false) }
+func ReadInputs(paths []string, stdin io.Reader) []Input {
+	return ReadInputsWith(paths, stdin, LoadOptions{})
+}
 
-func readInputs(paths []string, stdin io.Reader, recursive bool) []Input {
+// ReadInputsWith is ReadInputs with LoadWith's -R and URL fetching.
+func ReadInputsWith(paths []string, stdin io.Reader, o LoadOptions) []Input {
+	return readInputs(paths, stdin, o.Recursive, o.Fetch)
+}
+
+func readInputs(paths []string, stdin io.Reader, recursive bool, fetch func(string) ([]byte, error)) []Input {
 	var out []Input
 	for _, p := range paths {
+		if IsURL(p) {
+			if fetch == nil {
+				out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: "a URL is not read here: download it and pass the file"}})
+				continue
+			}
+			data, err := fetch(p)
+			if err != nil {
+				out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: err.Error()}})
+				continue
+			}
+			out = append(out, Input{Name: p, Data: data})
+			continue
+		}
 		if p == "-" {
 			var data []byte
 			if stdin != nil {
