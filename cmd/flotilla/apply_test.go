@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,11 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/zap"
-
 	"github.com/flotilla-io/flotilla/events/eventstest"
-	"github.com/flotilla-io/flotilla/internal/observe"
-	"github.com/flotilla-io/flotilla/policyd"
 )
 
 // runCLI runs the flotilla command line against url and returns its
@@ -31,14 +26,7 @@ func runCLI(t *testing.T, url string, args ...string) (string, string, error) {
 func busWithPolicyd(t *testing.T) string {
 	t.Helper()
 	url, bus := eventstest.Server(t)
-	d, err := policyd.New(policyd.Config{Instance: "0"}, policyd.Deps{Bus: bus, Log: zap.NewNop(), Health: observe.NewHealth()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = d.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(startPolicyd(t, bus))
 	return url
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +46,8 @@ the member once its replacement runs, and unjoin waits up to --drain for the
 member to hold no work. A template that can run nowhere else keeps its copy (a
 failover never deletes the last copy): unjoin then stops and names it, and the
 cluster stays joined (tainted) until you delete the template or unjoin with
---cascade=orphan.
+--cascade=orphan. A cluster that is not Ready (Unreachable, NotReady) cannot
+have its workloads removed: unjoin says so at once and changes nothing.
 
 --cascade=orphan leaves the workloads in the member as they are (executord
 stops serving the cluster at once); the templates are placed anew elsewhere.`,
@@ -67,6 +69,11 @@ stops serving the cluster at once); the templates are placed anew elsewhere.`,
 					return fmt.Errorf("cluster %q not found", name)
 				}
 				running := workIn(f.Work, name)
+				if cascade == "background" && len(running) > 0 {
+					if err := unreachableForRemoval(f.Clusters[i]); err != nil {
+						return err
+					}
+				}
 				errw, out := cmd.ErrOrStderr(), cmd.OutOrStdout()
 				fate := "removed from the member once placed anew elsewhere"
 				if cascade == "orphan" {
@@ -116,6 +123,29 @@ stops serving the cluster at once); the templates are placed anew elsewhere.`,
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
 	c.Flags().DurationVar(&drain, "drain", 5*time.Minute, "with --cascade=background: how long to wait for the member to hold no work")
 	return c
+}
+
+// unreachableForRemoval refuses --cascade=background for a cluster
+// that is not Ready: executord cannot delete the copies there, so the
+// drain waited its whole --drain and then blamed the last-copy rule.
+func unreachableForRemoval(c readmodel.Cluster) error {
+	h := c.Health
+	if h == nil || h.Ready {
+		return nil
+	}
+	state := cmp.Or(h.State, "NotReady")
+	since := ""
+	if !h.Since.IsZero() {
+		since = " since " + h.Since.UTC().Format(time.RFC3339)
+	}
+	why := ""
+	if h.Reason != "" {
+		why = " (" + h.Reason + ")"
+	}
+	name := c.Registration.Name
+	return fmt.Errorf("cluster %s is %s%s%s: Flotilla cannot remove its workloads from it. "+
+		"unjoin %s --cascade=orphan removes the cluster and leaves them there (each template is placed anew on the other members), "+
+		"or unjoin once it is Ready again; nothing was changed", name, state, since, why, name)
 }
 
 // workIn names the templates with work in cluster (not yet deleted).

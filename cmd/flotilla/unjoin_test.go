@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -88,5 +89,34 @@ func TestDeleteClusterNameDeletesTheClusterObject(t *testing.T) {
 	}
 	if _, errOut, err := runCLI(t, url, "delete", "cluster", "c9"); err == nil || err.Error() != `cluster "c9" not found` {
 		t.Errorf("delete cluster c9 (no such cluster): %v\n%s", err, errOut)
+	}
+}
+
+// TestUnjoinRefusesToRemoveWorkloadsFromAnUnreachableCluster: removing
+// the workloads of a member that does not answer cannot succeed; unjoin
+// waited out --drain and then blamed the last-copy rule. It now says at
+// once that the cluster is Unreachable, and how to unjoin it
+// (--cascade=orphan), and changes nothing.
+func TestUnjoinRefusesToRemoveWorkloadsFromAnUnreachableCluster(t *testing.T) {
+	url, bus := joinBus(t)
+	if out, errOut, err := runCLI(t, url, "join", "c1", "--cluster-kubeconfig", writeKubeconfig(t, "c1.kubeconfig", "https://127.0.0.1:1", "m")); err != nil {
+		t.Fatalf("join c1: %v\n%s%s", err, out, errOut)
+	}
+	since := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	publish(t, bus, events.HealthSubject("c1"), events.TypeClusterHealthChanged, events.ClusterHealth{Cluster: "c1", State: events.ClusterStateUnreachable,
+		Reason: "ClusterUnreachable", Since: since, ObservedAt: since})
+	web := events.ObjectKey{Group: "apps", Kind: "Deployment", Namespace: "default", Name: "web"}
+	publish(t, bus, events.WorkSubject("c1", web), events.TypeWorkStatusChanged, events.WorkStatus{Key: web, Cluster: "c1", Generation: 1, Phase: events.WorkRunning})
+	_, _, err := runCLI(t, url, "unjoin", "c1", "--yes", "--drain", "5s")
+	if err == nil || !strings.Contains(err.Error(), "cluster c1 is Unreachable since 2026-12-01T10:00:00Z (ClusterUnreachable)") ||
+		!strings.Contains(err.Error(), "unjoin c1 --cascade=orphan") {
+		t.Fatalf("unjoin of an Unreachable cluster with work: %v, want it refused at once, naming the state and --cascade=orphan", err)
+	}
+	p, err := readPublished(context.Background(), bus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := p.Records[events.KeyOf("cluster.karmada.io/v1alpha1", "Cluster", "", "c1")]; !ok {
+		t.Error("the Cluster c1 was deleted although unjoin refused")
 	}
 }
