@@ -56,7 +56,7 @@ func (s *system) removeClusterScoped(clusterRole string) {
 // TestClusterScopedTemplatesAndCRDsArePropagated: a ClusterPropagationPolicy
 // places a ClusterRole and a CustomResourceDefinition on cluster1; a Widget of
 // that CRD, applied in the same file with its PropagationPolicy, follows once
-// the CRD is established there.
+// the CRD is established there; deleting the CRD deletes the Widget.
 func TestClusterScopedTemplatesAndCRDsArePropagated(t *testing.T) {
 	s := newSystem(t)
 	ns := uniqueNS("clusterscoped")
@@ -162,6 +162,23 @@ spec:
 		out := s.mustCLI("get", "work", "-n", ns, "-o", "wide")
 		if r := workRow(out, "gizmo", "cluster1"); !strings.Contains(r, "Running") && !strings.Contains(r, "Applied") {
 			return fmt.Errorf("%s", out)
+		}
+		return nil
+	})
+
+	// Deleting the CRD deletes its Widgets, as the API server does: gizmo
+	// is no template any more and has no work left (it stayed a template
+	// that Failed in cluster1 once the CRD had left it).
+	s.mustCLI("delete", "crd", widgetCRD)
+	eventually(t, 45*time.Second, "the CRD, and gizmo with it, gone from Flotilla and cluster1", func() error {
+		if _, err := s.dynamicFor("cluster1").Resource(crdGVR).Get(ctx, widgetCRD, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the CRD in cluster1: %v", err)
+		}
+		if out, _, _ := s.cli("get", "widgets", "-n", ns); strings.Contains(out, "gizmo") {
+			return fmt.Errorf("get widgets still lists gizmo:\n%s", out)
+		}
+		if out := s.mustCLI("get", "work", "-n", ns); strings.Contains(out, "gizmo") {
+			return fmt.Errorf("get work still lists gizmo:\n%s", out)
 		}
 		return nil
 	})
