@@ -110,17 +110,57 @@ func removedSince(last events.WorkStatus, p events.PlacementDecision) bool {
 // generation gen and revision rev) and says which fate that was.
 func (w *worker) converge(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) (fate, error) {
 	p, ok := w.placed[key]
-	if !ok {
-		return fateRemove, w.removeWithDeps(ctx, cause, key, gen, rev)
+	if ok {
+		f, replicas, why := disposition(p, w.name)
+		switch f {
+		case fateApply:
+			return f, w.apply(ctx, cause, p, replicas, "")
+		case fateKeep:
+			return f, w.keep(ctx, cause, p, replicas, why)
+		}
+		gen, rev = p.Generation, p.BindingRevision
 	}
-	f, replicas, why := disposition(p, w.name)
-	switch f {
-	case fateApply:
-		return f, w.apply(ctx, cause, p, replicas, "")
-	case fateKeep:
-		return f, w.keep(ctx, cause, p, replicas, why)
+	if last, had := w.work[key]; had && last.Phase != events.WorkDeleted {
+		gone, err := w.departed(ctx)
+		if err != nil {
+			return fateRemove, err
+		}
+		if gone {
+			return fateRemove, w.markReleased(ctx, cause, last)
+		}
 	}
-	return f, w.removeWithDeps(ctx, cause, key, p.Generation, p.BindingRevision)
+	return fateRemove, w.removeWithDeps(ctx, cause, key, gen, rev)
+}
+
+// departed reports whether the cluster has left Flotilla: the latest event
+// on its member subject is a deregistration after the registration this
+// worker serves. schedulerd moves a departing cluster's templates away on
+// that same deregistration, so the placements that leave it can reach this
+// worker before executord has stopped it; deleting their copies then undid
+// an unjoin --cascade=orphan, which asks to leave them.
+//
+// A pull-mode executord (Config.Cluster) reads no member subject: its
+// assignments say what leaves.
+func (w *worker) departed(ctx context.Context) (bool, error) {
+	if w.d.cfg.Cluster != "" {
+		return false, nil
+	}
+	ms, err := w.d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.MemberSubject(w.name))
+	if err != nil {
+		return false, err
+	}
+	if len(ms) == 0 || ms[len(ms)-1].Err != nil {
+		return false, nil
+	}
+	e := ms[len(ms)-1].Event
+	if events.Type(e.Type()) != events.TypeClusterDeregistered {
+		return false, nil
+	}
+	var r events.ClusterRegistration
+	if err := events.Decode(e, &r); err != nil {
+		return false, nil
+	}
+	return r.Generation > w.reg.Generation, nil
 }
 
 // keep leaves an evicted cluster's copy as it is (neither applied again
@@ -171,11 +211,17 @@ func (w *worker) releaseOnLeaving(ctx context.Context, cause events.Event) error
 		if f, _, _ := disposition(p, w.name); f == fateRemove {
 			continue
 		}
-		st.Phase, st.Reason, st.Health = events.WorkDeleted, events.WorkReasonReleased, ""
-		st.Message = "left in " + w.name + " when it left Flotilla (unjoined with --cascade=orphan, or its Cluster deleted): no longer managed; joined again, it is not removed"
-		if err := w.publishType(ctx, cause, events.TypeWorkDeleted, st); err != nil {
+		if err := w.markReleased(ctx, cause, st); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// markReleased records the copy st describes as left in the member when
+// the cluster left Flotilla: Deleted, reason Released.
+func (w *worker) markReleased(ctx context.Context, cause events.Event, st events.WorkStatus) error {
+	st.Phase, st.Reason, st.Health = events.WorkDeleted, events.WorkReasonReleased, ""
+	st.Message = "left in " + w.name + " when it left Flotilla (unjoined with --cascade=orphan, or its Cluster deleted): no longer managed; joined again, it is not removed"
+	return w.publishType(ctx, cause, events.TypeWorkDeleted, st)
 }

@@ -183,3 +183,33 @@ func TestARestartedExecutordIgnoresARegistrationOlderThanTheDeletion(t *testing.
 		t.Fatal("a registration older than member1's deletion started a worker after a restart")
 	}
 }
+
+// schedulerd moves a leaving cluster's templates away on the same
+// deregistration that stops its worker, so the placement that leaves it
+// can reach the worker first. The copy is then released, as the
+// deregistration would have released it, not deleted: deleting it undid
+// an unjoin --cascade=orphan. (The daemon's lock holds the deregistration
+// back until the worker has handled the placement.)
+func TestAPlacementLeavingADepartedClusterReleasesItsCopy(t *testing.T) {
+	d, bus, member, key := webOnMember1(t)
+	d.mu.Lock()
+	w := d.workers["member1"]
+	publishRegistration(t, bus, key, member.srv.URL, events.TypeClusterDeregistered, 2)
+	away, err := events.New(events.TypePlacementDecided, "/schedulerd/test", web.String(), placement(2, time.Second, on("member2", 2)))
+	if err != nil {
+		d.mu.Unlock()
+		t.Fatal(err)
+	}
+	err = w.HandlePlacement(context.Background(), away)
+	d.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "web released in member1", func() bool {
+		st, typ := latestWork(t, bus)
+		return typ == events.TypeWorkDeleted && st.Reason == events.WorkReasonReleased
+	})
+	if _, deletes := member.counts(); deletes != 0 || !member.has("deployments/default/web") {
+		t.Errorf("%d delete(s) sent to member1 (web there: %t), want none: the cluster had left", deletes, member.has("deployments/default/web"))
+	}
+}
