@@ -2,6 +2,7 @@ package executord
 
 import (
 	"context"
+	"slices"
 
 	"go.uber.org/zap"
 
@@ -110,17 +111,20 @@ func removedSince(last events.WorkStatus, p events.PlacementDecision) bool {
 // generation gen and revision rev) and says which fate that was.
 func (w *worker) converge(ctx context.Context, cause events.Event, key events.ObjectKey, gen, rev int64) (fate, error) {
 	p, ok := w.placed[key]
-	if ok {
-		f, replicas, why := disposition(p, w.name)
-		switch f {
-		case fateApply:
-			return f, w.apply(ctx, cause, p, replicas, "")
-		case fateKeep:
-			return f, w.keep(ctx, cause, p, replicas, why)
-		}
-		gen, rev = p.Generation, p.BindingRevision
+	if !ok {
+		return fateRemove, w.removeWithDeps(ctx, cause, key, gen, rev)
 	}
-	if last, had := w.work[key]; had && last.Phase != events.WorkDeleted {
+	f, replicas, why := disposition(p, w.name)
+	switch f {
+	case fateApply:
+		return f, w.apply(ctx, cause, p, replicas, "")
+	case fateKeep:
+		return f, w.keep(ctx, cause, p, replicas, why)
+	}
+	// Moved away without an eviction, as a departing cluster's templates
+	// are (an eviction's purge, a deleted template are not the race below).
+	moved := p.Binding != nil && !slices.ContainsFunc(p.Evictions, func(e events.Eviction) bool { return e.Cluster == w.name })
+	if last, had := w.work[key]; moved && had && last.Phase != events.WorkDeleted {
 		gone, err := w.departed(ctx)
 		if err != nil {
 			return fateRemove, err
@@ -129,10 +133,11 @@ func (w *worker) converge(ctx context.Context, cause events.Event, key events.Ob
 			return fateRemove, w.markReleased(ctx, cause, last)
 		}
 	}
-	return fateRemove, w.removeWithDeps(ctx, cause, key, gen, rev)
+	return fateRemove, w.removeWithDeps(ctx, cause, key, p.Generation, p.BindingRevision)
 }
 
-// departed reports whether the cluster has left Flotilla: the latest event
+// departed reports whether the cluster has left Flotilla (asked only for a
+// template moved away without an eviction): the latest event
 // on its member subject is a deregistration after the registration this
 // worker serves. schedulerd moves a departing cluster's templates away on
 // that same deregistration, so the placements that leave it can reach this
