@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -22,6 +23,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/sealing"
 	"github.com/flotilla-io/flotilla/internal/member"
 	"github.com/flotilla-io/flotilla/policyd/validation"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 func newJoin(g *globals) *cobra.Command {
@@ -126,7 +128,7 @@ executord reads. healthd still probes it with the kubeconfig given.`,
 						verb = verbConfigured
 						// Joined again (new credentials, a new server):
 						// what join does not set is kept, as it was.
-						kept := keepJoined(&cl, m.Registration, cmd.Flags().Changed)
+						kept := keepJoined(&cl, acceptedCluster(ctx, bus, m.Registration), cmd.Flags().Changed)
 						if len(kept) > 0 {
 							fmt.Fprintf(cmd.ErrOrStderr(), "%s is joined already: its %s are kept (flags change them)\n", name, strings.Join(kept, ", "))
 						}
@@ -197,6 +199,23 @@ func clusterObject(cl policy.Cluster) (map[string]any, error) {
 	md, _ := obj["metadata"].(map[string]any)
 	delete(md, "creationTimestamp")
 	return obj, nil
+}
+
+// acceptedCluster is the joined cluster as policyd last accepted its
+// Cluster object, or its registration when that cannot be read: the
+// registration follows the accepted object, so a taint or label applied a
+// moment before a re-join was not in it yet, and the re-join dropped it.
+func acceptedCluster(ctx context.Context, bus *natsbus.Bus, reg events.ClusterRegistration) events.ClusterRegistration {
+	ms, err := bus.LatestPerSubject(ctx, events.StreamPolicy, events.ObjectSubject(readmodel.ClusterKey(reg.Name)))
+	if err != nil || len(ms) == 0 || ms[len(ms)-1].Err != nil || events.Type(ms[len(ms)-1].Event.Type()) != events.TypeObjectAccepted {
+		return reg
+	}
+	var rec events.ObjectRecord
+	var cl policy.Cluster
+	if events.Decode(ms[len(ms)-1].Event, &rec) != nil || events.UnmarshalJSON(rec.Object, &cl) != nil {
+		return reg
+	}
+	return events.ClusterRegistration{Name: reg.Name, Generation: reg.Generation, Labels: cl.Labels, Annotations: cl.Annotations, Spec: cl.Spec}
 }
 
 // keepJoined makes cl, the Cluster a join of an already joined cluster

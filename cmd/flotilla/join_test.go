@@ -14,6 +14,7 @@ import (
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
 	"github.com/flotilla-io/flotilla/events/sealing"
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 // joinBus starts a bus with policyd and a credentials key announced, as
@@ -195,5 +196,25 @@ func TestApplyingAJoinedClusterWithoutItsSecretRefIsRefused(t *testing.T) {
 		"spec: {apiEndpoint: https://127.0.0.1:1, secretRef: {namespace: karmada-system, name: c1-kubeconfig}}\n")
 	if out, errOut, err := runCLI(t, url, "apply", "-f", whole); err != nil {
 		t.Errorf("apply of c1 with its secretRef: %v\n%s%s", err, out, errOut)
+	}
+}
+
+// TestAReJoinKeepsWhatWasAcceptedBeforeTheRegistrationFollowed: the
+// registration follows the accepted Cluster object; a re-join read it, so a
+// label applied a moment before was not there yet and the re-join dropped
+// it. It now reads the accepted object.
+func TestAReJoinKeepsWhatWasAcceptedBeforeTheRegistrationFollowed(t *testing.T) {
+	_, bus := joinBus(t)
+	reg := events.ClusterRegistration{Name: "c1", Generation: 1, Labels: map[string]string{"city": "beijing"}}
+	obj := []byte(`{"apiVersion":"cluster.karmada.io/v1alpha1","kind":"Cluster","metadata":{"name":"c1","labels":{"city":"beijing","tier":"gold"}},` +
+		`"spec":{"apiEndpoint":"https://127.0.0.1:1","taints":[{"key":"dedicated","value":"gpu","effect":"NoSchedule"}]}}`)
+	key := readmodel.ClusterKey("c1")
+	publish(t, bus, events.ObjectSubject(key), events.TypeObjectAccepted, events.ObjectRecord{Key: key, APIVersion: "cluster.karmada.io/v1alpha1", Object: obj, Role: events.RoleCluster, Generation: 2})
+	got := acceptedCluster(context.Background(), bus, reg)
+	if got.Labels["tier"] != "gold" || len(got.Spec.Taints) != 1 {
+		t.Errorf("re-join reads %+v, want the accepted object's label tier=gold and its taint", got)
+	}
+	if other := acceptedCluster(context.Background(), bus, events.ClusterRegistration{Name: "c2", Labels: map[string]string{"x": "y"}}); other.Labels["x"] != "y" {
+		t.Errorf("a cluster with no accepted object: %+v, want its registration", other)
 	}
 }
