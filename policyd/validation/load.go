@@ -52,15 +52,15 @@ type LoadOptions struct {
 	Fetch func(url string) ([]byte, error)
 }
 
-// IsURL reports whether a -f path is a URL to fetch, not a file.
-func IsURL(p string) bool {
+// isURL reports whether a -f path is a URL to fetch, not a file.
+func isURL(p string) bool {
 	return strings.HasPrefix(p, "http://") || strings.HasPrefix(p, "https://")
 }
 
 // LoadWith is Load with options.
 func LoadWith(paths []string, stdin io.Reader, o LoadOptions) Result {
 	res := Result{namespace: o.Namespace}
-	for _, in := range readInputs(paths, stdin, o.Recursive, o.Fetch) {
+	for _, in := range ReadInputsWith(paths, stdin, o) {
 		if in.Problem != nil {
 			res.Errors = append(res.Errors, *in.Problem)
 			continue
@@ -93,20 +93,17 @@ func ReadInputs(paths []string, stdin io.Reader) []Input {
 	return ReadInputsWith(paths, stdin, LoadOptions{})
 }
 
-// ReadInputsWith is ReadInputs with LoadWith's -R and URL fetching.
+// ReadInputsWith is ReadInputs with LoadWith's -R (o.Recursive) and URL
+// fetching (o.Fetch).
 func ReadInputsWith(paths []string, stdin io.Reader, o LoadOptions) []Input {
-	return readInputs(paths, stdin, o.Recursive, o.Fetch)
-}
-
-func readInputs(paths []string, stdin io.Reader, recursive bool, fetch func(string) ([]byte, error)) []Input {
 	var out []Input
 	for _, p := range paths {
-		if IsURL(p) {
-			if fetch == nil {
+		if isURL(p) {
+			if o.Fetch == nil {
 				out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: "a URL is not read here: download it and pass the file"}})
 				continue
 			}
-			data, err := fetch(p)
+			data, err := o.Fetch(p)
 			if err != nil {
 				out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: err.Error()}})
 				continue
@@ -135,7 +132,7 @@ func readInputs(paths []string, stdin io.Reader, recursive bool, fetch func(stri
 			out = append(out, readFile(p))
 			continue
 		}
-		files, err := manifestsIn(p, recursive)
+		files, err := manifestsIn(p, o.Recursive)
 		if err != nil {
 			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: pathError(err)}})
 			continue
@@ -145,7 +142,7 @@ func readInputs(paths []string, stdin io.Reader, recursive bool, fetch func(stri
 		}
 		if len(files) == 0 {
 			reason := "no .yaml, .yml or .json files in the directory"
-			if recursive {
+			if o.Recursive {
 				reason = "no .yaml, .yml or .json files in the directory or below it"
 			}
 			out = append(out, Input{Name: p, Problem: &Problem{File: p, Reason: reason}})
