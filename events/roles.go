@@ -24,7 +24,7 @@ const (
 // RoleOf says what policyd takes an object of apiVersion and kind in
 // namespace for: a propagation policy, an override policy, a FederatedResourceQuota, an
 // interpreter customization, a Cluster,
-// cluster credentials (a Secret in policy.CredentialsNamespace) or else a
+// cluster credentials (a Secret in policy.CredentialNamespaces) or else a
 // resource template.
 func RoleOf(apiVersion, kind, namespace string) string {
 	switch {
@@ -38,7 +38,7 @@ func RoleOf(apiVersion, kind, namespace string) string {
 		return RoleInterpreter
 	case apiVersion == policy.ClusterAPIVersion && kind == policy.KindCluster:
 		return RoleCluster
-	case apiVersion == "v1" && kind == "Secret" && namespace == policy.CredentialsNamespace:
+	case policy.IsCredentialsSecret(apiVersion, kind, namespace):
 		return RoleCredentials
 	}
 	return RoleTemplate

@@ -27,6 +27,8 @@ func TestKeyOfAndRoleOf(t *testing.T) {
 			ObjectKey{Group: "cluster.karmada.io", Kind: "Cluster", Name: "m1"}, RoleCluster},
 		{"a Secret in karmada-system is credentials", "v1", "Secret", "karmada-system", "kc",
 			ObjectKey{Kind: "Secret", Namespace: "karmada-system", Name: "kc"}, RoleCredentials},
+		{"a Secret in karmada-cluster is cluster credentials", "v1", "Secret", "karmada-cluster", "member1",
+			ObjectKey{Kind: "Secret", Namespace: "karmada-cluster", Name: "member1"}, RoleCredentials},
 		{"a Secret elsewhere is a template of the core group", "v1", "Secret", "default", "s",
 			ObjectKey{Kind: "Secret", Namespace: "default", Name: "s"}, RoleTemplate},
 	} {

@@ -126,7 +126,7 @@ func (d *Daemon) publishApplied(ctx context.Context, obj map[string]any) error {
 	d.mu.Unlock()
 	var e events.Event
 	outcome := "published"
-	if isCredentials(out) {
+	if mirror.IsCredentials(out, credentials) {
 		outcome = "sealed"
 		if e, err = d.sealed(ctx, k, out); err != nil {
 			return err
@@ -194,11 +194,6 @@ func (d *Daemon) sealKey(ctx context.Context) (*sealing.Key, error) {
 		return key, err
 	}
 	return nil, errors.New("no credentials key has been announced yet (healthd or executord announce it)")
-}
-
-func isCredentials(obj map[string]any) bool {
-	md, _ := obj["metadata"].(map[string]any)
-	return obj["kind"] == "Secret" && md["namespace"] == mirror.CredentialsNamespace
 }
 
 // publishDeletion publishes object.deleted for an object gone from the

@@ -139,7 +139,7 @@ func (h *Handler) HandleObjectApplied(ctx context.Context, e events.Event) error
 		errs = append(errs, events.FieldError{Field: "kind", Reason: why})
 	}
 	if len(errs) == 0 && role == events.RoleCredentials {
-		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + policy.CredentialsNamespace + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
+		errs = append(errs, events.FieldError{Field: "metadata.namespace", Reason: "Secrets in " + strings.Join(policy.CredentialNamespaces, " and ") + " are cluster credentials and are accepted only sealed (use flotilla apply or flotilla join)"})
 	}
 	if len(errs) > 0 {
 		return h.reject(ctx, e, key, role, errs)

@@ -141,3 +141,17 @@ func (s *system) expectNoPlainToken(token string) {
 		}
 	}
 }
+
+// memberServerAndToken are the API server URL and bearer token in the
+// sandbox's kubeconfig of member.
+func memberServerAndToken(t *testing.T, sandbox, member string) (server, token string) {
+	t.Helper()
+	kc, err := clientcmd.LoadFromFile(filepath.Join(sandbox, member+".kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range kc.AuthInfos {
+		token = a.Token
+	}
+	return kc.Clusters[kc.Contexts[kc.CurrentContext].Cluster].Server, token
+}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -34,12 +35,26 @@ func TestHubSeed004RegistersClustersFromSecretsAndPlaces(t *testing.T) {
 			h.kubectl("delete", "secret", j.secret, "-n", "karmada-system", "--ignore-not-found")
 		}
 	})
+	// azure-staging is registered as karmadactl join registers a member:
+	// a token and CA bundle in karmada-cluster, the server in apiEndpoint.
+	h.kubectl("create", "namespace", "karmada-cluster")
+	server, token := memberServerAndToken(t, s.sandbox, "cluster2")
+	t.Cleanup(func() { h.kubectl("delete", "secret", "azure-staging", "-n", "karmada-cluster", "--ignore-not-found") })
 	for _, j := range joins {
 		h.kubectl("delete", "secret", j.secret, "-n", "karmada-system", "--ignore-not-found")
-		h.mustKubectl("create", "secret", "generic", j.secret, "-n", "karmada-system", "--from-file=value="+filepath.Join(s.sandbox, j.member+".kubeconfig"))
 		if j.name == "aws-prod" {
+			h.mustKubectl("create", "secret", "generic", j.secret, "-n", "karmada-system", "--from-file=value="+filepath.Join(s.sandbox, j.member+".kubeconfig"))
 			h.mustKubectl("apply", "-f", filepath.Join(seed004, "cluster.yaml"))
 			continue
+		}
+		credentials := "secretRef: {namespace: karmada-system, name: " + j.secret + "}"
+		if j.name == "azure-staging" {
+			h.kubectl("delete", "secret", "azure-staging", "-n", "karmada-cluster", "--ignore-not-found")
+			h.mustKubectl("create", "secret", "generic", "azure-staging", "-n", "karmada-cluster", "--from-literal=token="+token,
+				"--from-file=caBundle="+filepath.Join(s.sandbox, j.member, "pki", "ca.crt"))
+			credentials = "apiEndpoint: " + server + "\n  secretRef: {namespace: karmada-cluster, name: azure-staging}"
+		} else {
+			h.mustKubectl("create", "secret", "generic", j.secret, "-n", "karmada-system", "--from-file=value="+filepath.Join(s.sandbox, j.member+".kubeconfig"))
 		}
 		h.mustKubectl("apply", "-f", s.write(j.name+".yaml", fmt.Sprintf(`apiVersion: cluster.karmada.io/v1alpha1
 kind: Cluster
@@ -47,10 +62,14 @@ metadata: {name: %s, labels: %s}
 spec:
   syncMode: Push
   region: %s
-  secretRef: {namespace: karmada-system, name: %s}
-`, j.name, j.labels, j.region, j.secret)))
+  %s
+`, j.name, j.labels, j.region, credentials)))
 	}
 	s.waitReady(3)
+	// The karmada-cluster Secret left hubd sealed: its token is on no
+	// subject, plain or base64, and it is no template.
+	s.expectNoPlainToken(token)
+	s.expectNoPlainToken(base64.StdEncoding.EncodeToString([]byte(token)))
 	h.until(30*time.Second, `(?s)aws-dr\s+v\S+\s+Push\s+True.*aws-prod\s+v\S+\s+Push\s+True.*azure-staging\s+v\S+\s+Push\s+True`, "get", "clusters")
 
 	ns := uniqueNS("hub-seed004")

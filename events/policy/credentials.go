@@ -3,12 +3,33 @@ package policy
 import (
 	"encoding/json"
 	"iter"
+	"slices"
+	"strings"
 )
 
 // CredentialsNamespace holds cluster credentials, as in Karmada: Secrets
 // there are never templates, and a Cluster's Secret references default to
 // it.
 const CredentialsNamespace = "karmada-system"
+
+// CredentialNamespaces are Karmada's namespaces for cluster credentials:
+// CredentialsNamespace and karmada-cluster, where karmadactl join puts a
+// member's Secret. Every Secret in them is cluster credentials: sealed,
+// never a template.
+var CredentialNamespaces = []string{CredentialsNamespace, "karmada-cluster"}
+
+// ReservedNamespace reports whether Karmada reserves namespace ns for
+// itself and never propagates what it holds: kube-*, karmada-system,
+// karmada-cluster and the execution spaces karmada-es-*.
+func ReservedNamespace(ns string) bool {
+	return slices.Contains(CredentialNamespaces, ns) || strings.HasPrefix(ns, "kube-") || strings.HasPrefix(ns, "karmada-es-")
+}
+
+// IsCredentialsSecret reports whether a Secret in namespace ns is cluster
+// credentials by where it is (CredentialNamespaces), whatever names it.
+func IsCredentialsSecret(apiVersion, kind, ns string) bool {
+	return apiVersion == "v1" && kind == "Secret" && slices.Contains(CredentialNamespaces, ns)
+}
 
 // SecretKey returns "<namespace>/<name>" of the Secret r names, its
 // namespace defaulted to CredentialsNamespace.
@@ -36,7 +57,7 @@ func (s ClusterSpec) CredentialSecrets() []string {
 
 // CredentialSecretsIn names, by "<namespace>/<name>", the Secrets among
 // objects (decoded manifests about to be applied or simulated together)
-// that are cluster credentials: every Secret in CredentialsNamespace and
+// that are cluster credentials: every Secret in CredentialNamespaces and
 // every Secret a Cluster among them references (CredentialSecrets). Such
 // Secrets are sealed, never propagated.
 func CredentialSecretsIn(objects iter.Seq[map[string]any]) map[string]bool {
@@ -46,7 +67,7 @@ func CredentialSecretsIn(objects iter.Seq[map[string]any]) map[string]bool {
 		switch kind, _ := obj["kind"].(string); {
 		case kind == "Secret":
 			md, _ := obj["metadata"].(map[string]any)
-			if ns, _ := md["namespace"].(string); ns == CredentialsNamespace {
+			if ns, _ := md["namespace"].(string); IsCredentialsSecret(apiVersion, kind, ns) {
 				name, _ := md["name"].(string)
 				out[ns+"/"+name] = true
 			}

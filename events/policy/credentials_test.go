@@ -21,6 +21,9 @@ func TestCredentialSecretsIn(t *testing.T) {
 	}{
 		{"every Secret in karmada-system is credentials", []map[string]any{secret("karmada-system", "any"), secret("default", "app")},
 			map[string]bool{"karmada-system/any": true}},
+		{"every Secret in karmada-cluster, where karmadactl join puts them, is credentials",
+			[]map[string]any{secret("karmada-cluster", "member1"), secret("karmada-es-member1", "app")},
+			map[string]bool{"karmada-cluster/member1": true}},
 		{"a secretRef without namespace names a Secret in karmada-system",
 			[]map[string]any{cluster(map[string]any{"secretRef": map[string]any{"name": "kc"}})},
 			map[string]bool{"karmada-system/kc": true}},
@@ -38,5 +41,16 @@ func TestCredentialSecretsIn(t *testing.T) {
 				t.Errorf("credential secrets (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestReservedNamespaceIsKarmadasList(t *testing.T) {
+	for ns, want := range map[string]bool{
+		"karmada-system": true, "karmada-cluster": true, "karmada-es-member1": true, "kube-system": true, "kube-public": true,
+		"default": false, "karmada-apps": false, "team-a": false,
+	} {
+		if got := ReservedNamespace(ns); got != want {
+			t.Errorf("ReservedNamespace(%q) = %v, want %v", ns, got, want)
+		}
 	}
 }

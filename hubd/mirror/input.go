@@ -23,13 +23,20 @@ const (
 )
 
 // SystemNamespaces are the namespaces hubd never takes templates from by
-// default: the hub's own, and CredentialsNamespace, where only the Secrets
-// a Cluster names are read.
-var SystemNamespaces = []string{"kube-system", "kube-public", "kube-node-lease", CredentialsNamespace}
+// default: the hub's own, and policy.CredentialNamespaces, where only the
+// Secrets a Cluster names are read. Every namespace Karmada reserves
+// (policy.ReservedNamespace) is skipped, listed or not.
+var SystemNamespaces = append([]string{"kube-system", "kube-public", "kube-node-lease"}, policy.CredentialNamespaces...)
 
-// CredentialsNamespace holds the Secrets Clusters' secretRef names, as on
-// Karmada's API server.
-const CredentialsNamespace = "karmada-system"
+// IsCredentials reports whether obj (an Input) is a Secret a Cluster
+// names (credentials, keyed "<namespace>/<name>"): hubd publishes it
+// sealed, never as a template.
+func IsCredentials(obj map[string]any, credentials map[string]bool) bool {
+	md, _ := obj["metadata"].(map[string]any)
+	ns, _ := md["namespace"].(string)
+	name, _ := md["name"].(string)
+	return obj["apiVersion"] == "v1" && obj["kind"] == "Secret" && credentials[ns+"/"+name]
+}
 
 // skippedResources are the resources (group/resource, "" group for core)
 // hubd never treats as templates: what the API server and controllers make
@@ -93,7 +100,11 @@ func Input(obj map[string]any, watched func(namespace string) bool, credentials 
 		return nil, "made by the API server for itself"
 	case ns == "" && kind == "Namespace" && !watched(name):
 		return nil, "namespace not watched"
-	case ns == CredentialsNamespace && kind == "Secret" && apiVersion == "v1" && credentials[ns+"/"+name]:
+	case kind == "Secret" && apiVersion == "v1" && credentials[ns+"/"+name]:
+		// A Cluster names it: sealed (IsCredentials), in whatever
+		// namespace it is.
+	case policy.ReservedNamespace(ns):
+		return nil, "a namespace Karmada reserves for itself"
 	case ns != "" && !watched(ns):
 		return nil, "namespace not watched"
 	case kind == "Service" && apiVersion == "v1" && ns == "default" && name == "kubernetes":
@@ -197,10 +208,10 @@ func Key(obj map[string]any) events.ObjectKey {
 // namespaces, or every namespace but SystemNamespaces when none is listed.
 func WatchedNamespaces(listed []string) func(string) bool {
 	if len(listed) > 0 {
-		return func(ns string) bool { return slices.Contains(listed, ns) }
+		return func(ns string) bool { return slices.Contains(listed, ns) && !policy.ReservedNamespace(ns) }
 	}
 	return func(ns string) bool {
-		return !slices.Contains(SystemNamespaces, ns) && !strings.HasPrefix(ns, "flotilla-")
+		return !slices.Contains(SystemNamespaces, ns) && !policy.ReservedNamespace(ns) && !strings.HasPrefix(ns, "flotilla-")
 	}
 }
 

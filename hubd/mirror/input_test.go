@@ -114,6 +114,9 @@ func TestInputLeavesOutWhatTheHubMakesForItselfAndWhatHubdWrites(t *testing.T) {
 		{"a Cluster hubd wrote for a joined member", mine, true},
 		{"a template in kube-system", obj("apps/v1", "Deployment", "kube-system", "coredns", nil), true},
 		{"a Secret in karmada-system no Cluster names", obj("v1", "Secret", "karmada-system", "other", nil), true},
+		{"a Secret in karmada-cluster no Cluster names", obj("v1", "Secret", "karmada-cluster", "other", nil), true},
+		{"a ConfigMap in an execution space", obj("v1", "ConfigMap", "karmada-es-member1", "settings", nil), true},
+		{"the karmada-cluster namespace", obj("v1", "Namespace", "", "karmada-cluster", nil), true},
 		{"a Node of the hub", obj("v1", "Node", "", "hub-node", nil), true},
 		{"a ClusterRole the API server bootstrapped", bootstrappedRole, true},
 		{"a system: ClusterRoleBinding", obj("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", "", "system:basic-user", nil), true},
@@ -174,5 +177,41 @@ func TestInputLeavesOutTheSelectorTheHubGeneratedForAJob(t *testing.T) {
 				t.Errorf("spec.template.metadata.labels (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A Secret a Cluster names is credentials wherever it is (karmadactl join
+// puts it in karmada-cluster): hubd reads it and publishes it sealed, never
+// as a template whose token every member and reader would see.
+func TestASecretAClusterNamesIsCredentialsInAnyNamespace(t *testing.T) {
+	secret := func(ns, name string) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"namespace": ns, "name": name},
+			"data": map[string]any{"token": "dG9rZW4="}}
+	}
+	credentials := map[string]bool{"karmada-cluster/member1": true, "team-a/member2": true, "karmada-system/member3": true}
+	for _, c := range []struct {
+		name   string
+		obj    map[string]any
+		sealed bool
+	}{
+		{"named, in karmada-cluster", secret("karmada-cluster", "member1"), true},
+		{"named, in a user namespace", secret("team-a", "member2"), true},
+		{"named, in karmada-system", secret("karmada-system", "member3"), true},
+		{"not named, in a user namespace: a template", secret("team-a", "app"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, watched := range []func(string) bool{WatchedNamespaces(nil), WatchedNamespaces([]string{"apps"})} {
+				out, skip := Input(c.obj, watched, credentials)
+				if c.sealed && (skip != "" || !IsCredentials(out, credentials)) {
+					t.Fatalf("skip %q, credentials %v: want read and sealed", skip, out != nil && IsCredentials(out, credentials))
+				}
+				if !c.sealed && out != nil && IsCredentials(out, credentials) {
+					t.Fatal("sealed a Secret no Cluster names")
+				}
+			}
+		})
+	}
+	if WatchedNamespaces([]string{"karmada-cluster", "apps"})("karmada-cluster") {
+		t.Error("a reserved namespace, listed, is watched; Karmada never propagates from it")
 	}
 }

@@ -5,6 +5,9 @@ package member
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -17,6 +20,14 @@ import (
 // KubeconfigKeys are the Secret keys a kubeconfig may be stored under:
 // Flotilla's own, seed 002's and seed 004's (`--from-file=value=...`).
 var KubeconfigKeys = []string{"kubeconfig", "value", "config"}
+
+// TokenKey and CABundleKey are the keys of the Secret karmadactl join
+// writes for a push-mode member: a service account's bearer token and the
+// member's CA bundle (PEM). The server is the Cluster's spec.apiEndpoint.
+const (
+	TokenKey    = "token"
+	CABundleKey = "caBundle"
+)
 
 // RESTConfig opens the registration's sealed kubeconfig with key.
 func RESTConfig(reg events.ClusterRegistration, key *sealing.Key, qps float32, burst int) (*rest.Config, error) {
@@ -31,7 +42,10 @@ func RESTConfig(reg events.ClusterRegistration, key *sealing.Key, qps float32, b
 		}
 	}
 	if sealed == nil {
-		return nil, fmt.Errorf("secret %s/%s has no kubeconfig key (want one of %v)", reg.Credentials.Namespace, reg.Credentials.Name, KubeconfigKeys)
+		if _, ok := reg.Credentials.Data[TokenKey]; ok {
+			return tokenConfig(reg, key, qps, burst)
+		}
+		return nil, fmt.Errorf("secret %s/%s has neither a kubeconfig key (one of %v) nor Karmada's %q and %q", reg.Credentials.Namespace, reg.Credentials.Name, KubeconfigKeys, TokenKey, CABundleKey)
 	}
 	raw, err := key.Open(sealed)
 	if err != nil {
@@ -80,6 +94,44 @@ func FromKubeconfig(raw []byte, qps float32, burst int) (*rest.Config, error) {
 	cfg, err := clientcmd.RESTConfigFromKubeConfig(raw)
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = qps, burst
+	cfg.Timeout = 15 * time.Second
+	cfg.UserAgent = "flotilla"
+	return cfg, nil
+}
+
+// tokenConfig is the REST config of a registration whose Secret is in
+// Karmada's own format (TokenKey, CABundleKey): the token and CA bundle
+// opened with key, the server, TLS verification and proxy from the
+// Cluster's spec, as Karmada builds its client for a push-mode member.
+func tokenConfig(reg events.ClusterRegistration, key *sealing.Key, qps float32, burst int) (*rest.Config, error) {
+	where := fmt.Sprintf("secret %s/%s", reg.Credentials.Namespace, reg.Credentials.Name)
+	if reg.Spec.APIEndpoint == "" {
+		return nil, fmt.Errorf("%s holds a token, so the Cluster needs spec.apiEndpoint (the member's API server)", where)
+	}
+	token, err := key.Open(reg.Credentials.Data[TokenKey])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", where, TokenKey, err)
+	}
+	cfg := &rest.Config{Host: reg.Spec.APIEndpoint, BearerToken: strings.TrimSpace(string(token))}
+	if sealed, ok := reg.Credentials.Data[CABundleKey]; ok {
+		if cfg.CAData, err = key.Open(sealed); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", where, CABundleKey, err)
+		}
+	}
+	cfg.Insecure = reg.Spec.InsecureSkipTLSVerification
+	if cfg.Insecure {
+		cfg.CAData = nil // client-go refuses a CA with insecure
+	} else if len(cfg.CAData) == 0 {
+		return nil, fmt.Errorf("%s has no %s and the Cluster does not set spec.insecureSkipTLSVerification", where, CABundleKey)
+	}
+	if reg.Spec.ProxyURL != "" {
+		u, err := url.Parse(reg.Spec.ProxyURL)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %s: spec.proxyURL: %w", reg.Name, err)
+		}
+		cfg.Proxy = http.ProxyURL(u)
 	}
 	cfg.QPS, cfg.Burst = qps, burst
 	cfg.Timeout = 15 * time.Second
