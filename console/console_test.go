@@ -294,3 +294,29 @@ func TestEveryPageIsCompleteWithoutScript(t *testing.T) {
 		t.Errorf("an unknown cluster is %s, want 404", resp.Status)
 	}
 }
+
+// The console asks no login: a Secret template's values are not on its
+// pages, only their sizes, in the template and in each member's manifest.
+func TestAWorkloadPageShowsNoSecretValues(t *testing.T) {
+	r := newRecorder(t)
+	seed000(r)
+	key := events.ObjectKey{Kind: "Secret", Namespace: "default", Name: "db"}
+	tpl := `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"db","namespace":"default"},"data":{"password":"aHVudGVyMjI="},"stringData":{"user":"admin-plain"}}`
+	r.add(events.TypeObjectAccepted, events.ObjectSubject(key), events.ObjectRecord{Key: key, APIVersion: "v1", Generation: 1, Role: events.RoleTemplate, Object: []byte(tpl), UpdatedAt: recordedAt})
+	r.add(events.TypeBindingChanged, events.BindingSubject(key), events.Binding{Key: key, APIVersion: "v1", Generation: 1, Revision: 1, Policy: seedPP,
+		Template: []byte(tpl), AcceptedAt: recordedAt, CreatedAt: recordedAt})
+	r.add(events.TypePlacementDecided, events.PlacementSubject(key), events.PlacementDecision{Key: key, Generation: 1, BindingRevision: 1, Scheduled: true,
+		Clusters: []events.TargetCluster{{Name: "cluster1"}}, Strategy: "Duplicated", DecidedAt: r.at,
+		Binding: &events.Binding{Key: key, Policy: seedPP, Template: []byte(tpl)}})
+	work(r, key, "cluster1", events.WorkRunning, 0)
+	_, ts, _ := serve(t, r)
+	page := get(t, ts.URL+workloadLink(key))
+	for _, secret := range []string{"aHVudGVyMjI=", "hunter22", "admin-plain"} {
+		if strings.Contains(page, secret) {
+			t.Errorf("the page shows the Secret value %q", secret)
+		}
+	}
+	if n := strings.Count(page, "(8 bytes, not shown)"); n < 2 {
+		t.Errorf("password's size shown %d times, want in the template and in cluster1's manifest:\n%s", n, page)
+	}
+}

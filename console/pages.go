@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -71,7 +72,7 @@ func (s *Server) workload(w http.ResponseWriter, r *http.Request) {
 		b = &pb
 	}
 	if rec, ok := snap.fleet.Published.Records[key]; ok {
-		d.Template = toYAML(readmodel.AppliedObject(rec))
+		d.Template = toYAML(withoutSecretValues(readmodel.AppliedObject(rec)))
 	}
 	if b != nil {
 		for i := range b.Overrides {
@@ -121,7 +122,34 @@ func manifest(b *events.Binding, reg events.ClusterRegistration, cluster string,
 	if err != nil {
 		return "# " + err.Error()
 	}
-	return toYAML(obj)
+	return toYAML(withoutSecretValues(obj))
+}
+
+// withoutSecretValues is obj with a Secret's values replaced by their
+// sizes, as kubectl describe shows them: the console asks no login, and
+// whoever may read a Secret's values reads them from the bus or a member.
+func withoutSecretValues(obj map[string]any) map[string]any {
+	if obj["apiVersion"] != "v1" || obj["kind"] != "Secret" {
+		return obj
+	}
+	out := maps.Clone(obj)
+	for _, field := range []string{"data", "stringData"} {
+		values, ok := obj[field].(map[string]any)
+		if !ok {
+			continue
+		}
+		sizes := make(map[string]any, len(values))
+		for k, v := range values {
+			s, _ := v.(string)
+			n := len(s)
+			if field == "data" {
+				n = base64.StdEncoding.DecodedLen(len(s)) - strings.Count(s, "=")
+			}
+			sizes[k] = fmt.Sprintf("(%d bytes, not shown)", n)
+		}
+		out[field] = sizes
+	}
+	return out
 }
 
 func toYAML(v any) string {
