@@ -15,9 +15,8 @@ type Health struct {
 	Replicas           int32
 	ReadyReplicas      int32
 	ObservedGeneration int64
-	// Verdict is events.WorkHealthy, events.WorkUnhealthy or
-	// events.WorkHealthUnknown, as Karmada's default health interpreter
-	// judges the kind (see verdict).
+	// Verdict is events.WorkHealthy or events.WorkUnhealthy, as Karmada's
+	// default health interpreter judges the kind (see verdict).
 	Verdict string
 	// AvailableReplicas and UnavailableReplicas (desired - available, never
 	// negative) of a workload; both 0 for other kinds.
@@ -104,10 +103,13 @@ func Interpret(obj *unstructured.Unstructured) Health {
 //   - PersistentVolumeClaim: Bound. policy PodDisruptionBudget:
 //     currentHealthy >= desiredHealthy.
 //
-// Anything else, Job included, is Unknown: Karmada has no health
-// interpreter for it, so application failover never acts on it (a Job
-// that failed would only fail again elsewhere, and one that completed has
-// nothing left to move).
+// Anything else (ConfigMap, Secret, Job, a custom resource without an
+// interpreter's health script) is Healthy, as Karmada's work status
+// controller treats a kind without a health interpreter. So application
+// failover never acts on it (it is never Unhealthy: a Job that failed
+// would only fail again elsewhere), and a graceful eviction whose
+// replacement holds such a kind is purged once the new copies are applied,
+// as Karmada purges it; with Unknown the evicted copy was never purged.
 func verdict(obj *unstructured.Unstructured) (v string, desired, available int32) {
 	gen := obj.GetGeneration()
 	i64 := func(path ...string) int64 {
@@ -160,7 +162,7 @@ func verdict(obj *unstructured.Unstructured) (v string, desired, available int32
 	case "policy/PodDisruptionBudget":
 		return healthy(i64("status", "currentHealthy") >= i64("status", "desiredHealthy")), 0, 0
 	}
-	return events.WorkHealthUnknown, 0, 0
+	return events.WorkHealthy, 0, 0
 }
 
 // Reflect is the member object's status as Karmada's native status

@@ -137,12 +137,12 @@ func TestInterpretVerdictFollowsKarmadasDefaultInterpreter(t *testing.T) {
 			obj("PersistentVolumeClaim", 1, nil, m("phase", "Pending")), events.WorkUnhealthy, 0, 0},
 		{"a PodDisruptionBudget short of healthy pods is Unhealthy",
 			obj("PodDisruptionBudget", 1, nil, m("currentHealthy", n(1), "desiredHealthy", n(2))), events.WorkUnhealthy, 0, 0},
-		{"a failed Job is Unknown: Karmada has no health interpreter for Jobs",
-			obj("Job", 1, nil, m("conditions", cond("Failed", "True"))), events.WorkHealthUnknown, 0, 0},
-		{"a ConfigMap is Unknown",
-			obj("ConfigMap", 1, nil, nil), events.WorkHealthUnknown, 0, 0},
-		{"a custom kind with Ready=True is still Unknown",
-			obj("Widget", 1, nil, m("conditions", cond("Ready", "True"))), events.WorkHealthUnknown, 0, 0},
+		{"a failed Job is Healthy: Karmada has no health interpreter for Jobs and treats such kinds as healthy",
+			obj("Job", 1, nil, m("conditions", cond("Failed", "True"))), events.WorkHealthy, 0, 0},
+		{"a ConfigMap is Healthy",
+			obj("ConfigMap", 1, nil, nil), events.WorkHealthy, 0, 0},
+		{"a custom kind with Ready=False is Healthy: no interpreter judges it",
+			obj("Widget", 1, nil, m("conditions", cond("Ready", "False"))), events.WorkHealthy, 0, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -156,11 +156,13 @@ func TestInterpretVerdictFollowsKarmadasDefaultInterpreter(t *testing.T) {
 	}
 }
 
-func TestInterpretLeavesACustomDeploymentKindUnknown(t *testing.T) {
+// apps/Deployment's rule would find it Unhealthy (0 of 1 available); a
+// Deployment of another group has no rule, so it is Healthy.
+func TestInterpretDoesNotJudgeACustomDeploymentKindAsAnAppsDeployment(t *testing.T) {
 	u := obj("Deployment", 1, map[string]any{"replicas": int64(1)}, map[string]any{"observedGeneration": int64(1)})
 	u.SetAPIVersion("example.com/v1")
-	if h := Interpret(u); h.Verdict != events.WorkHealthUnknown {
-		t.Fatalf("verdict = %s, want %s", h.Verdict, events.WorkHealthUnknown)
+	if h := Interpret(u); h.Verdict != events.WorkHealthy || h.AvailableReplicas != 0 {
+		t.Fatalf("verdict = %s, %d available, want %s and none counted", h.Verdict, h.AvailableReplicas, events.WorkHealthy)
 	}
 }
 

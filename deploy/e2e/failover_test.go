@@ -136,13 +136,19 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 	}
 	// Seed 000's failover policy as written, with its 60 s toleration
 	// shortened to 5 s and the grace period to 60 s, in this test's namespace.
-	seedPolicy := strings.NewReplacer("namespace: default", "namespace: "+ns, "tolerationSeconds: 60", "tolerationSeconds: 5", "gracePeriodSeconds: 600", "gracePeriodSeconds: 60").Replace(string(seed))
+	// It places my-app's ConfigMap too: a kind without a health rule.
+	seedPolicy := strings.NewReplacer("namespace: default", "namespace: "+ns, "tolerationSeconds: 60", "tolerationSeconds: 5", "gracePeriodSeconds: 600", "gracePeriodSeconds: 60",
+		"    name: my-app\n", "    name: my-app\n  - {apiVersion: v1, kind: ConfigMap, name: my-app-settings}\n").Replace(string(seed))
 	myApp := strings.ReplaceAll(string(app), "namespace: default", "namespace: "+ns)
-	s.applyYAML("seed000-failover.yaml", seedPolicy+"\n---\n"+myApp)
+	settings := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: my-app-settings, namespace: " + ns + "}\ndata: {mode: fast}\n"
+	s.applyYAML("seed000-failover.yaml", seedPolicy+"\n---\n"+myApp+"\n---\n"+settings)
 	s.applyYAML("divided.yaml", dividedWithFailover(ns, "web", 10, "Graciously", 60))
 	expectMembers(s, "web at 2/2/2", ns, "web", map[string]int32{"cluster1": 2, "cluster2": 2, "cluster3": 2})
 	myAppReplicas := int32(6)
 	expectMembers(s, "seed 000's my-app duplicated to cluster1 and cluster2", ns, "my-app", map[string]int32{"cluster1": myAppReplicas, "cluster2": myAppReplicas, "cluster3": -1})
+	if _, err := s.member("cluster1").CoreV1().ConfigMaps(ns).Get(context.Background(), "my-app-settings", metav1.GetOptions{}); err != nil {
+		t.Fatalf("my-app-settings in cluster1: %v", err)
+	}
 
 	stoppedAt := time.Now()
 	cluster1.stop()
@@ -157,6 +163,20 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 			if got := events.FormatTargets(p.Clusters); got != want || len(p.Evictions) != 1 || p.Evictions[0].Cluster != "cluster1" {
 				return fmt.Errorf("%s: placement %s evictions %+v, want %s and cluster1 evicted", name, got, p.Evictions, want)
 			}
+		}
+		return nil
+	})
+	// The ConfigMap, judged Healthy wherever it is applied as Karmada
+	// judges a kind without a health interpreter, has its evicted copy
+	// released for purging as soon as cluster2 holds it. Judged Unknown,
+	// its eviction was kept forever and cluster1 never got it back.
+	eventually(t, 60*time.Second, "my-app-settings's eviction from cluster1 released", func() error {
+		p, err := s.latestPlacement(ns, "my-app-settings")
+		if err != nil {
+			return err
+		}
+		if len(p.Evictions) != 1 || p.Evictions[0].Cluster != "cluster1" || p.Evictions[0].PurgedAt == nil {
+			return fmt.Errorf("placement %s evictions %+v, want cluster1's released", events.FormatTargets(p.Clusters), p.Evictions)
 		}
 		return nil
 	})
@@ -194,6 +214,13 @@ func TestClusterStopMovesWorkAndItsReturnPurgesTheOldCopyWithoutMovingBack(t *te
 		return fmt.Errorf("%s", out)
 	})
 	time.Sleep(5 * time.Second)
+	eventually(t, 60*time.Second, "my-app-settings purged from cluster1", func() error {
+		_, err := s.member("cluster1").CoreV1().ConfigMaps(ns).Get(context.Background(), "my-app-settings", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("cluster1 still holds it (%v)", err)
+		}
+		return nil
+	})
 	for name, want := range map[string]string{"web": "cluster2=3,cluster3=3", "my-app": "cluster2=" + fmt.Sprint(myAppReplicas)} {
 		p, err := s.latestPlacement(ns, name)
 		if err != nil {
