@@ -32,7 +32,7 @@ var (
 // writeBackLoop writes the bus's state back to the hub every Interval
 // until ctx is done; a failed round is logged and the next one tries again.
 func (d *Daemon) writeBackLoop(ctx context.Context) {
-	written := map[string]string{}
+	written := newWriteLog()
 	t := time.NewTicker(d.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -52,8 +52,8 @@ func (d *Daemon) writeBackLoop(ctx context.Context) {
 
 // writeBack is one round: it reads the fleet as `flotilla get` does and
 // writes what changed since the last round (written: what each hub object
-// was last given, times left out).
-func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error {
+// was last given).
+func (d *Daemon) writeBack(ctx context.Context, written *writeLog) error {
 	read := latestReader(d.bus)
 	f, err := readmodel.ReadFleet(ctx, read)
 	if err != nil {
@@ -92,7 +92,12 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 		refusals[k] = r
 	}
 	d.mu.Unlock()
-	hubClusters := map[string]bool{}
+	managed, err := d.managedBindings(ctx)
+	if err != nil {
+		return err
+	}
+	defer written.sweep()
+	hubClusters := map[string]string{} // name -> UID
 	for gvr, inf := range d.informers {
 		for _, raw := range inf.GetStore().List() {
 			u, ok := raw.(*unstructured.Unstructured)
@@ -100,7 +105,7 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 				continue
 			}
 			if gvr == clusterGVR {
-				hubClusters[u.GetName()] = true
+				hubClusters[u.GetName()] = string(u.GetUID())
 			}
 			out, skip := mirror.Input(u.Object, d.watched, nil)
 			if skip != "" {
@@ -137,13 +142,13 @@ func (d *Daemon) writeBack(ctx context.Context, written map[string]string) error
 				Name: u.GetName(), UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}, now)
 			bindings[rb.Namespace+"/"+rb.Name] = true
 			rb.Status.Conditions = d.keepTransitions("binding/"+rb.Namespace+"/"+rb.Name, rb.Status.Conditions)
-			note(d.applyBinding(ctx, rb, written))
+			note(d.applyBinding(ctx, rb, managed[bindingKey(rb.Namespace, rb.Name)], written))
 		}
 	}
 	for _, c := range f.Clusters {
 		note(d.applyCluster(ctx, c, hubClusters[c.Registration.Name], now, written))
 	}
-	note(d.collect(ctx, f.Clusters, bindings, written))
+	note(d.collect(ctx, f.Clusters, bindings, managed, written))
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
@@ -156,41 +161,6 @@ func (d *Daemon) keepTransitions(key string, next []metav1.Condition) []metav1.C
 	out := mirror.KeepTransitions(d.conditions[key], next)
 	d.conditions[key] = out
 	return out
-}
-
-// changed records want under key in written and reports whether it
-// differs from what was written last; times are left out of the
-// comparison, so a round that changes nothing writes nothing.
-func changed(written map[string]string, key string, want any) bool {
-	b, _ := json.Marshal(want)
-	s := string(b)
-	for _, f := range []string{"lastTransitionTime", "resourceVersion"} {
-		s = stripField(s, f)
-	}
-	if written[key] == s {
-		return false
-	}
-	written[key] = s
-	return true
-}
-
-// stripField blanks every "field":"value" of a JSON text.
-func stripField(s, field string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, `"`+field+`":"`)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		rest := s[i+len(field)+4:]
-		j := strings.Index(rest, `"`)
-		if j < 0 {
-			return b.String()
-		}
-		s = rest[j+1:]
-	}
 }
 
 // apply server-side-applies obj (the status subresource when status).
@@ -210,96 +180,117 @@ func (d *Daemon) apply(ctx context.Context, gvr schema.GroupVersionResource, nam
 }
 
 // applyStatus writes status on the hub object u, when it changed.
-func (d *Daemon) applyStatus(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, status any, written map[string]string) error {
+func (d *Daemon) applyStatus(ctx context.Context, gvr schema.GroupVersionResource, u *unstructured.Unstructured, status any, written *writeLog) error {
 	key := "status/" + gvr.String() + "/" + u.GetNamespace() + "/" + u.GetName()
-	if !changed(written, key, status) {
+	if !written.changed(key, string(u.GetUID()), status) {
 		return nil
 	}
 	obj := map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind(),
 		"metadata": map[string]any{"name": u.GetName(), "namespace": u.GetNamespace()}, "status": status}
 	if err := d.apply(ctx, gvr, u.GetNamespace(), u.GetName(), obj, true); err != nil {
-		delete(written, key)
+		written.forget(key)
 		return fmt.Errorf("status of %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
 	return nil
 }
 
 // applyBinding writes a ResourceBinding (ClusterResourceBinding) and its
-// status, when they changed.
-func (d *Daemon) applyBinding(ctx context.Context, rb mirror.ResourceBinding, written map[string]string) error {
+// status, when they changed or the hub lost it (uid: the one on the hub,
+// "" for none).
+func (d *Daemon) applyBinding(ctx context.Context, rb mirror.ResourceBinding, uid string, written *writeLog) error {
 	gvr := rbGVR
 	if rb.Namespace == "" {
 		gvr = crbGVR
 	}
-	key := "binding/" + rb.Namespace + "/" + rb.Name
-	if !changed(written, key, rb) {
+	key := bindingKey(rb.Namespace, rb.Name)
+	if !written.changed(key, uid, rb) {
 		return nil
 	}
 	spec := rb
 	spec.Status = mirror.ResourceBindingStatus{}
 	if err := d.apply(ctx, gvr, rb.Namespace, rb.Name, spec, false); err != nil {
-		delete(written, key)
+		written.forget(key)
 		return fmt.Errorf("%s %s/%s: %w", rb.Kind, rb.Namespace, rb.Name, err)
 	}
 	st := map[string]any{"apiVersion": rb.APIVersion, "kind": rb.Kind, "metadata": map[string]any{"name": rb.Name, "namespace": rb.Namespace}, "status": rb.Status}
 	if err := d.apply(ctx, gvr, rb.Namespace, rb.Name, st, true); err != nil {
-		delete(written, key)
+		written.forget(key)
 		return fmt.Errorf("status of %s %s/%s: %w", rb.Kind, rb.Namespace, rb.Name, err)
 	}
 	return nil
 }
 
 // applyCluster writes a member's Cluster (when the hub has none: it was
-// joined with flotilla join) and its status.
-func (d *Daemon) applyCluster(ctx context.Context, c readmodel.Cluster, onHub bool, now metav1.Time, written map[string]string) error {
+// joined with flotilla join, or its Cluster was deleted on the hub) and its
+// status. uid is the hub's Cluster's ("" for none).
+func (d *Daemon) applyCluster(ctx context.Context, c readmodel.Cluster, uid string, now metav1.Time, written *writeLog) error {
 	name := c.Registration.Name
-	if !onHub {
+	if uid == "" {
 		obj := mirror.ClusterObject(c)
-		if changed(written, "cluster/"+name, obj) {
-			if err := d.apply(ctx, clusterGVR, "", name, obj, false); err != nil {
-				delete(written, "cluster/"+name)
-				return fmt.Errorf("Cluster %s: %w", name, err)
-			}
+		if err := d.apply(ctx, clusterGVR, "", name, obj, false); err != nil {
+			return fmt.Errorf("Cluster %s: %w", name, err)
 		}
 	}
 	st := mirror.ClusterStatus(c, now)
 	st.Conditions = d.keepTransitions("cluster/"+name, st.Conditions)
 	key := "status/cluster/" + name
-	if !changed(written, key, st) {
+	if !written.changed(key, uid, st) {
 		return nil
 	}
 	obj := map[string]any{"apiVersion": policy.ClusterAPIVersion, "kind": policy.KindCluster, "metadata": map[string]any{"name": name}, "status": st}
 	if err := d.apply(ctx, clusterGVR, "", name, obj, true); err != nil {
-		delete(written, key)
+		written.forget(key)
 		return fmt.Errorf("status of Cluster %s: %w", name, err)
 	}
 	return nil
 }
 
-// collect deletes what hubd wrote and no longer stands: bindings of
-// templates no longer placed, Clusters of members no longer registered.
-func (d *Daemon) collect(ctx context.Context, clusters []readmodel.Cluster, bindings map[string]bool, written map[string]string) error {
-	sel := metav1.ListOptions{LabelSelector: mirror.ManagedByLabel + "=" + mirror.ManagedByHubd}
+// bindingKey is the write-log key of a ResourceBinding (namespace "":
+// a ClusterResourceBinding).
+func bindingKey(namespace, name string) string { return "binding/" + namespace + "/" + name }
+
+// managedSelector selects what hubd wrote on the hub.
+var managedSelector = metav1.ListOptions{LabelSelector: mirror.ManagedByLabel + "=" + mirror.ManagedByHubd}
+
+// managedBindings are the ResourceBindings and ClusterResourceBindings
+// hubd wrote that the hub holds, UID by bindingKey.
+func (d *Daemon) managedBindings(ctx context.Context) (map[string]string, error) {
+	out := map[string]string{}
 	for _, gvr := range []schema.GroupVersionResource{rbGVR, crbGVR} {
-		l, err := d.client.Resource(gvr).Namespace("").List(ctx, sel)
+		l, err := d.client.Resource(gvr).Namespace("").List(ctx, managedSelector)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, u := range l.Items {
-			if bindings[u.GetNamespace()+"/"+u.GetName()] {
-				continue
-			}
-			delete(written, "binding/"+u.GetNamespace()+"/"+u.GetName())
-			if err := d.client.Resource(gvr).Namespace(u.GetNamespace()).Delete(ctx, u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-				return err
-			}
+			out[bindingKey(u.GetNamespace(), u.GetName())] = string(u.GetUID())
+		}
+	}
+	return out, nil
+}
+
+// collect deletes what hubd wrote and no longer stands: bindings of
+// templates no longer placed (managed: those on the hub), Clusters of
+// members no longer registered.
+func (d *Daemon) collect(ctx context.Context, clusters []readmodel.Cluster, bindings map[string]bool, managed map[string]string, written *writeLog) error {
+	for key := range managed {
+		ns, name, _ := strings.Cut(strings.TrimPrefix(key, "binding/"), "/")
+		if bindings[ns+"/"+name] {
+			continue
+		}
+		written.forget(key)
+		gvr := rbGVR
+		if ns == "" {
+			gvr = crbGVR
+		}
+		if err := d.client.Resource(gvr).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
 		}
 	}
 	members := map[string]bool{}
 	for _, c := range clusters {
 		members[c.Registration.Name] = true
 	}
-	l, err := d.client.Resource(clusterGVR).List(ctx, sel)
+	l, err := d.client.Resource(clusterGVR).List(ctx, managedSelector)
 	if err != nil {
 		return err
 	}
@@ -307,8 +298,7 @@ func (d *Daemon) collect(ctx context.Context, clusters []readmodel.Cluster, bind
 		if members[u.GetName()] {
 			continue
 		}
-		delete(written, "cluster/"+u.GetName())
-		delete(written, "status/cluster/"+u.GetName())
+		written.forget("status/cluster/" + u.GetName())
 		if err := d.client.Resource(clusterGVR).Delete(ctx, u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
@@ -326,13 +316,13 @@ type refusal struct {
 
 // warn records the refusal r of the hub object u as a Warning Event on
 // it, once per refusal (the event's name carries r's id).
-func (d *Daemon) warn(ctx context.Context, u *unstructured.Unstructured, r refusal, written map[string]string) error {
+func (d *Daemon) warn(ctx context.Context, u *unstructured.Unstructured, r refusal, written *writeLog) error {
 	ns := u.GetNamespace()
 	if ns == "" {
 		ns = "default"
 	}
 	name := fmt.Sprintf("%s.flotilla-%s", u.GetName(), r.id)
-	if written["event/"+ns+"/"+name] != "" {
+	if written.done("event/" + ns + "/" + name) {
 		return nil
 	}
 	at := r.at.UTC().Format(time.RFC3339)
@@ -349,6 +339,6 @@ func (d *Daemon) warn(ctx context.Context, u *unstructured.Unstructured, r refus
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("event on %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
-	written["event/"+ns+"/"+name] = "1"
+	written.record("event/" + ns + "/" + name)
 	return nil
 }

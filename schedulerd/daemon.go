@@ -375,8 +375,6 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 		h.queue.due[k] = now
 	}
 	errs = append(errs, d.recoverHistory(ctx))
-	// Members known only from health reports (deregistered) are dropped.
-	h.members.dropUnregistered()
 	return errors.Join(errs...)
 }
 

@@ -297,3 +297,30 @@ func placedOn(p events.PlacementDecision) string {
 	}
 	return strings.Join(out, " ")
 }
+
+// healthd publishes a member's health when it changes, so a cluster
+// unjoined and joined again gets no new report: it is as healthy as its
+// last report says, as for a rebuilt schedulerd, and is placed at once.
+// Forgetting the report with the registration left it tainted not-ready
+// until its health next changed (up to healthd's 30 s snapshot).
+func TestAClusterJoinedAgainKeepsItsLastHealthReport(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", core.New(plugins.DefaultProfile()), nil)
+	ctx := context.Background()
+	join(t, h, "cluster1", true)
+	if err := h.Handle(ctx, ev(t, events.TypeClusterDeregistered, events.ClusterRegistration{Name: "cluster1", Generation: 1})); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(h.members.clusters(h.reserved.reservedFor)); n != 0 {
+		t.Fatalf("a deregistered member is still a candidate: %d", n)
+	}
+	if err := h.Handle(ctx, ev(t, events.TypeClusterRegistered, events.ClusterRegistration{Name: "cluster1", Generation: 2})); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, ev(t, events.TypeBindingChanged, weighted(2, 1, map[string]int64{"cluster1": 1}))); err != nil {
+		t.Fatal(err)
+	}
+	if ps := placements(rec); len(ps) != 1 || !ps[0].Scheduled || ps[0].Clusters[0].Replicas != 2 {
+		t.Fatalf("want placed on the re-joined cluster1 at once, got %+v", ps)
+	}
+}

@@ -60,9 +60,16 @@ func (v *memberView) anyPulls() bool {
 	return *v.pulling
 }
 
-// forget drops a deregistered member and keeps its tombstone generation.
+// forget drops a deregistered member's registration and keeps its
+// tombstone generation. Its health and capacity stay: they describe the
+// cluster, not the registration, and healthd publishes a member's health
+// only when it changes, so a cluster joined again is as healthy as its
+// last report says (as `flotilla get clusters` and a rebuilt schedulerd
+// read it), not not-ready until its health next changes.
 func (v *memberView) forget(r events.ClusterRegistration) {
-	delete(v.byName, r.Name)
+	if m, ok := v.byName[r.Name]; ok {
+		m.reg = events.ClusterRegistration{Name: r.Name}
+	}
 	v.deregistered.Bury(r.Name, r.Generation)
 }
 
@@ -79,16 +86,6 @@ func (v *memberView) recordHealth(c events.ClusterHealth) bool {
 func (v *memberView) gone(cluster string) bool {
 	m, ok := v.byName[cluster]
 	return !ok || m.reg.Spec.APIEndpoint == "" && m.reg.Generation == 0
-}
-
-// dropUnregistered forgets members known only from health reports (after
-// a rebuild: deregistered clusters).
-func (v *memberView) dropUnregistered() {
-	for n, m := range v.byName {
-		if m.reg.Generation == 0 {
-			delete(v.byName, n)
-		}
-	}
 }
 
 // clusters builds the scheduler's view of the registered members, sorted

@@ -179,6 +179,26 @@ func TestHubDrivesFlotillaWithKubectl(t *testing.T) {
 		t.Errorf("a restarted hubd published %d events for objects the bus holds already", n-published)
 	}
 
+	// What hubd wrote and the hub lost is written again: a
+	// ResourceBinding deleted with kubectl, and the Cluster of a member
+	// that was unjoined by deleting it on the hub and joined again with
+	// flotilla join (same content as hubd wrote before).
+	h.mustKubectl("delete", "rb", "my-app-deployment", "-n", "default")
+	h.until(30*time.Second, `my-app-deployment\s+True\s+True`, "get", "rb", "-n", "default")
+	h.mustKubectl("delete", "cluster", "cluster3")
+	eventually(t, 60*time.Second, "cluster3 unjoined by its deletion on the hub", func() error {
+		if out := s.mustCLI("get", "clusters"); strings.Contains(out, "cluster3") {
+			return fmt.Errorf("%s", out)
+		}
+		return nil
+	})
+	s.mustCLI("join", "cluster3", "--cluster-kubeconfig", filepath.Join(s.sandbox, "cluster3.kubeconfig"))
+	h.until(30*time.Second, `cluster3\s+v\S+\s+Push\s+True`, "get", "clusters")
+	// As in Karmada, a cluster that joins moves nothing back; a
+	// reschedule does.
+	s.mustCLI("reschedule", "deployment/my-app", "-n", "default")
+	s.expectReplicas(map[string]int32{"cluster1": 3, "cluster2": 2, "cluster3": 1}, wantImage)
+
 	h.mustKubectl("scale", "deploy", "my-app", "-n", "default", "--replicas=12")
 	s.expectReplicas(map[string]int32{"cluster1": 6, "cluster2": 4, "cluster3": 2}, wantImage)
 	h.until(60*time.Second, `my-app\s+12/12`, "get", "deploy", "my-app", "-n", "default")
