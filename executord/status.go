@@ -167,10 +167,12 @@ func verdict(obj *unstructured.Unstructured) (v string, desired, available int32
 
 // Reflect is the member object's status as Karmada's native status
 // reflection hands it to aggregation (work manifestStatuses[].status), for
-// the kinds whose hub status is aggregated from more than replica counts:
-// a batch Job's active, succeeded and failed counts, conditions, startTime
-// and completionTime; a Service's loadBalancer; a Pod's whole status (Karmada
-// has no Pod handler, so it reflects everything). nil for other kinds and
+// the kinds whose hub status is aggregated from it: a batch Job's active,
+// succeeded and failed counts, conditions, startTime and completionTime; a
+// Service's loadBalancer; a Pod's whole status (Karmada has no Pod
+// handler, so it reflects everything); a Deployment's, ReplicaSet's,
+// StatefulSet's and DaemonSet's replica counts, which the hub sums (the
+// members' status.replicas, not their spec's). nil for other kinds and
 // for an object without status, as Karmada reflects nothing then.
 func Reflect(obj *unstructured.Unstructured) map[string]any {
 	st, _, _ := unstructured.NestedMap(obj.Object, "status")
@@ -197,6 +199,10 @@ func Reflect(obj *unstructured.Unstructured) map[string]any {
 		return keep("loadBalancer")
 	case "/Pod":
 		return st
+	case "apps/Deployment", "apps/ReplicaSet", "apps/StatefulSet":
+		return keep("replicas", "updatedReplicas", "currentReplicas", "readyReplicas", "availableReplicas", "unavailableReplicas")
+	case "apps/DaemonSet":
+		return keep("desiredNumberScheduled", "currentNumberScheduled", "updatedNumberScheduled", "numberReady", "numberAvailable", "numberUnavailable")
 	}
 	return nil
 }

@@ -221,8 +221,12 @@ func TestReflectHandsAggregationWhatKarmadasNativeReflectionDoes(t *testing.T) {
 			map[string]any{"loadBalancer": ingress, "conditions": []any{}}), map[string]any{"loadBalancer": ingress}},
 		{"a Pod: its whole status", obj("Pod", 1, nil, pod), pod},
 		{"a Job without status: nothing", obj("Job", 1, nil, nil), nil},
-		{"a Deployment: nothing (its counts travel in the work status's own fields)",
-			obj("Deployment", 1, nil, map[string]any{"readyReplicas": int64(2)}), nil},
+		{"a Deployment: its replica counts, which the hub sums, and not its conditions",
+			obj("Deployment", 1, nil, map[string]any{"replicas": int64(4), "updatedReplicas": int64(2), "readyReplicas": int64(3), "observedGeneration": int64(1), "conditions": []any{}}),
+			map[string]any{"replicas": int64(4), "updatedReplicas": int64(2), "readyReplicas": int64(3)}},
+		{"a DaemonSet: its node counts",
+			obj("DaemonSet", 1, nil, map[string]any{"desiredNumberScheduled": int64(2), "currentNumberScheduled": int64(2), "numberReady": int64(1)}),
+			map[string]any{"desiredNumberScheduled": int64(2), "currentNumberScheduled": int64(2), "numberReady": int64(1)}},
 		{"a Job of another group: nothing", func() *unstructured.Unstructured {
 			u := obj("Job", 1, nil, map[string]any{"succeeded": int64(1)})
 			u.SetAPIVersion("example.com/v1")

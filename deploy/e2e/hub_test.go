@@ -202,6 +202,15 @@ func TestHubDrivesFlotillaWithKubectl(t *testing.T) {
 	h.mustKubectl("scale", "deploy", "my-app", "-n", "default", "--replicas=12")
 	s.expectReplicas(map[string]int32{"cluster1": 6, "cluster2": 4, "cluster3": 2}, wantImage)
 	h.until(60*time.Second, `my-app\s+12/12`, "get", "deploy", "my-app", "-n", "default")
+	// A scale-down: the hub's status sums the members' status replicas,
+	// which the API server checks ready and updated counts against; summed
+	// from their specs, it refused the write while pods terminated.
+	h.mustKubectl("scale", "deploy", "my-app", "-n", "default", "--replicas=6")
+	s.expectReplicas(map[string]int32{"cluster1": 3, "cluster2": 2, "cluster3": 1}, wantImage)
+	h.until(60*time.Second, `my-app\s+6/6`, "get", "deploy", "my-app", "-n", "default")
+	if b, _ := os.ReadFile(filepath.Join(s.dir, "hubd.log")); strings.Contains(string(b), "cannot be greater than") {
+		t.Errorf("the hub refused a status hubd wrote during the scale-down: see %s", filepath.Join(s.dir, "hubd.log"))
+	}
 
 	h.mustKubectl(append([]string{"delete"}, seed...)...)
 	s.expectGone("my-app")

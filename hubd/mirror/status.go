@@ -70,21 +70,27 @@ func TemplateStatus(hub map[string]any, t readmodel.Template, current bool) (sta
 	}
 	kind, _ := hub["kind"].(string)
 	hubGeneration, _, _ := unstructured.NestedInt64(hub, "metadata", "generation")
-	var replicas, ready, available, updated, unavailable int64
+	var replicas, currentReplicas, ready, available, updated, unavailable int64
 	all := current && t.Placement.Scheduled
 	generation := t.Placement.Generation
 	for _, s := range t.Work {
 		if !live(s) {
 			continue
 		}
-		replicas += int64(s.Replicas)
+		// The member's own status counts (executord.Reflect), as Karmada
+		// sums them: its spec's replicas would exceed the ready, updated
+		// and available counts the API server checks against
+		// status.replicas while a scale-down or rollout runs. A status
+		// without them (an older executord) counts as before.
+		replicas += reflected(s, "replicas", "desiredNumberScheduled", int64(s.Replicas))
+		currentReplicas += reflected(s, "currentReplicas", "currentNumberScheduled", reflected(s, "replicas", "desiredNumberScheduled", int64(s.Replicas)))
 		ready += int64(s.ReadyReplicas)
 		available += int64(s.AvailableReplicas)
 		unavailable += int64(s.UnavailableReplicas)
 		if applied(s, generation) && s.ObservedGeneration > 0 {
-			// The member has observed the current spec: its ready
-			// replicas run it (executord reports no updatedReplicas).
-			updated += int64(s.ReadyReplicas)
+			// The member has observed the current spec: its updated
+			// replicas run it.
+			updated += reflected(s, "updatedReplicas", "updatedNumberScheduled", int64(s.ReadyReplicas))
 		}
 		if !applied(s, generation) {
 			all = false
@@ -100,7 +106,7 @@ func TemplateStatus(hub map[string]any, t readmodel.Template, current bool) (sta
 	case "Deployment", "StatefulSet", "ReplicaSet":
 		st["replicas"], st["readyReplicas"], st["availableReplicas"] = replicas, ready, available
 		if kind == "StatefulSet" {
-			st["currentReplicas"], st["updatedReplicas"] = updated, updated
+			st["currentReplicas"], st["updatedReplicas"] = min(currentReplicas, replicas), updated
 		} else {
 			st["updatedReplicas"] = updated
 		}
@@ -108,7 +114,7 @@ func TemplateStatus(hub map[string]any, t readmodel.Template, current bool) (sta
 			st["unavailableReplicas"] = unavailable
 		}
 	case "DaemonSet":
-		st["desiredNumberScheduled"], st["currentNumberScheduled"] = replicas, replicas
+		st["desiredNumberScheduled"], st["currentNumberScheduled"] = replicas, currentReplicas
 		st["numberReady"], st["numberAvailable"], st["updatedNumberScheduled"] = ready, available, updated
 		st["numberMisscheduled"] = int64(0)
 	default:
@@ -254,4 +260,16 @@ func KeepTransitions(previous, next []metav1.Condition) []metav1.Condition {
 		}
 	}
 	return out
+}
+
+// reflected is the member's reflected status field (workload, or
+// daemonSet for a DaemonSet's name of it) when the work carries it, else
+// fallback.
+func reflected(s events.WorkStatus, workload, daemonSet string, fallback int64) int64 {
+	for _, f := range []string{workload, daemonSet} {
+		if _, ok := s.Status[f]; ok {
+			return number(s.Status, f)
+		}
+	}
+	return fallback
 }

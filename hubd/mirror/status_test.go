@@ -36,6 +36,15 @@ func running(cluster string, generation int64, replicas, ready int32) events.Wor
 		Replicas: replicas, ReadyReplicas: ready, AvailableReplicas: ready, UnavailableReplicas: replicas - ready}
 }
 
+// scalingDown is a member whose spec says replicas while its status still
+// counts the pods it had: all of them ready and updated.
+func scalingDown(cluster string, replicas, had int32) events.WorkStatus {
+	s := running(cluster, 2, replicas, had)
+	s.UnavailableReplicas = 0
+	s.Status = map[string]any{"replicas": int64(had), "updatedReplicas": int64(had), "readyReplicas": int64(had), "availableReplicas": int64(had)}
+	return s
+}
+
 func TestTemplateStatusSumsTheMembersAsKarmadasDefaultInterpreter(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -57,6 +66,9 @@ func TestTemplateStatusSumsTheMembersAsKarmadasDefaultInterpreter(t *testing.T) 
 		{"a member still on the previous generation: its ready replicas are not updated ones", "Deployment",
 			template(running("cluster1", 1, 3, 3), running("cluster2", 2, 2, 2), running("cluster3", 2, 1, 1)), true,
 			map[string]any{"replicas": int64(6), "readyReplicas": int64(6), "availableReplicas": int64(6), "updatedReplicas": int64(3)}, true},
+		{"a scale-down in progress: the members' status replicas are summed, not their spec's, so ready and updated never exceed replicas (the API server refuses that)", "Deployment",
+			template(scalingDown("cluster1", 1, 3), running("cluster2", 2, 2, 2), running("cluster3", 2, 1, 1)), true,
+			map[string]any{"replicas": int64(6), "readyReplicas": int64(6), "availableReplicas": int64(6), "updatedReplicas": int64(6), "observedGeneration": int64(7)}, true},
 		{"a kind without replicas and without a statusAggregation script keeps its status", "ConfigMap",
 			template(running("cluster1", 2, 0, 0)), true, nil, false},
 	}
