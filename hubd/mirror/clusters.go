@@ -30,10 +30,20 @@ func ClusterObject(c readmodel.Cluster) policy.Cluster {
 }
 
 // ClusterStatus is a member's .status as Karmada's cluster-status
-// controller writes it, from healthd's reports: the Ready condition (Unknown
-// until healthd reports), the version, the served APIs and the resource
-// summary.
+// controller writes it, from healthd's reports: its conditions as healthd
+// reports them, the same `flotilla get clusters` shows
+// (readmodel.ClusterObject: Ready Unknown for an unreachable member, as
+// Karmada has it), or a Ready condition derived from the state for a
+// report without conditions (Unknown until healthd reports); the version,
+// the served APIs and the resource summary.
 func ClusterStatus(c readmodel.Cluster, now metav1.Time) policy.ClusterStatus {
+	if c.Health != nil && len(c.Health.Conditions) > 0 {
+		st := readmodel.ClusterObject(c).Status
+		if st.ResourceSummary == nil && c.Capacity != nil {
+			st.ResourceSummary = &policy.ResourceSummary{Allocatable: c.Capacity.Allocatable, Allocated: c.Capacity.Allocated, Allocating: c.Capacity.Allocating}
+		}
+		return st
+	}
 	ready := metav1.Condition{Type: policy.ClusterConditionReady, Status: metav1.ConditionUnknown, Reason: "NotReported",
 		Message: "healthd has not reported on this cluster yet", LastTransitionTime: now}
 	if h := c.Health; h != nil {

@@ -159,6 +159,10 @@ func TestClusterStatusReadsHealthdsReports(t *testing.T) {
 		{"a Ready member: Ready True since healthd saw it so, its version", ready, metav1.ConditionTrue, "ClusterReady", "v1.37.2"},
 		{"an unreachable member: Ready False with the state as reason", readmodel.Cluster{Registration: events.ClusterRegistration{Name: "cluster2"},
 			Health: &events.ClusterHealth{Cluster: "cluster2", State: "Unreachable", Message: "dial tcp: refused"}}, metav1.ConditionFalse, "ClusterUnreachable", ""},
+		{"an unreachable member with healthd's conditions: Ready Unknown, as healthd and flotilla get clusters have it", readmodel.Cluster{Registration: events.ClusterRegistration{Name: "cluster2"},
+			Health: &events.ClusterHealth{Cluster: "cluster2", State: "Unreachable", Message: "dial tcp: refused",
+				Conditions: []events.ClusterCondition{{Type: "Ready", Status: "Unknown", Reason: "ClusterUnreachable", Message: "dial tcp: refused", LastTransitionTime: since}}}},
+			metav1.ConditionUnknown, "ClusterUnreachable", ""},
 		{"a member healthd has not reported on: Unknown", readmodel.Cluster{Registration: events.ClusterRegistration{Name: "cluster3"}}, metav1.ConditionUnknown, "NotReported", ""},
 	}
 	for _, c := range cases {
