@@ -136,6 +136,10 @@ func TestTheMatrixFiltersAndPages(t *testing.T) {
 		{"a page past the last shows the last", "?page=9", []string{web.String()}},
 		{"a policy by name", "?policy=web-policy", []string{web.String()}},
 		{"a policy by kind/name", "?policy=propagationpolicy/my-app-policy", []string{myApp.String()}},
+		{"a policy by short kind/name, as kubectl spells it", "?policy=pp/my-app-policy", []string{myApp.String()}},
+		{"a policy by namespace/plural kind/name", "?policy=default/propagationpolicies/web-policy", []string{web.String()}},
+		{"a policy of another kind of that name: none", "?policy=cpp/web-policy", nil},
+		{"a policy name that only ends like one: none", "?policy=policy", nil},
 		{"a kind", "?kind=deploy&page=2", []string{web.String()}},
 		{"a namespace with none", "?namespace=shop", nil},
 		{"a cluster the template is on", "?cluster=cluster2&page=2", []string{web.String()}},
@@ -318,5 +322,19 @@ func TestAWorkloadPageShowsNoSecretValues(t *testing.T) {
 	}
 	if n := strings.Count(page, "(8 bytes, not shown)"); n < 2 {
 		t.Errorf("password's size shown %d times, want in the template and in cluster1's manifest:\n%s", n, page)
+	}
+}
+
+// The overview counts every template, placed or only accepted (no policy
+// claims it yet), as the workloads page lists them.
+func TestTheOverviewCountsUnplacedTemplates(t *testing.T) {
+	r := newRecorder(t)
+	seed000(r)
+	orphan := events.ObjectKey{Kind: "ConfigMap", Namespace: "default", Name: "unclaimed"}
+	r.add(events.TypeObjectAccepted, events.ObjectSubject(orphan), events.ObjectRecord{Key: orphan, APIVersion: "v1", Generation: 1, Role: events.RoleTemplate,
+		Object: []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"unclaimed","namespace":"default"}}`), UpdatedAt: recordedAt})
+	_, ts, _ := serve(t, r)
+	if m := regexp.MustCompile(`data-total="templates">(\d+)<`).FindStringSubmatch(get(t, ts.URL+"/")); m == nil || m[1] != "2" {
+		t.Errorf("overview templates = %v, want 2 (my-app and the unclaimed ConfigMap)", m)
 	}
 }

@@ -141,8 +141,8 @@ func (s *Server) overview(w http.ResponseWriter, r *http.Request) {
 			d.Totals.Capacity = append(d.Totals.Capacity, b)
 		}
 	}
+	d.Totals.Templates = len(snap.keys) // placed or not
 	for _, t := range snap.index {
-		d.Totals.Templates++
 		d.Totals.Works += len(t.Work)
 		ready, desired := t.Totals()
 		d.Totals.ReadyReplicas += ready
@@ -221,10 +221,25 @@ func policyName(ref *events.PolicyRef) string {
 	return n
 }
 
-// matches reports whether the policy name a user typed (kind/name, name, or
-// namespace/kind/name) names got.
+// policyMatches reports whether the policy a user typed (name, kind/name
+// or namespace/kind/name, the kind in any kubectl spelling: pp,
+// propagationpolicies, PropagationPolicy.policy.karmada.io) names got (a
+// policyName).
 func policyMatches(want, got string) bool {
-	return want == got || strings.HasSuffix(got, "/"+want)
+	split := func(s string) (ns, kind, name string) {
+		parts := strings.Split(s, "/")
+		switch len(parts) {
+		case 1:
+			return "", "", parts[0]
+		case 2:
+			return "", parts[0], parts[1]
+		}
+		return parts[0], parts[1], strings.Join(parts[2:], "/")
+	}
+	wantNS, wantKind, wantName := split(want)
+	gotNS, gotKind, gotName := split(got)
+	return got != "" && wantName == gotName && (wantNS == "" || wantNS == gotNS) &&
+		(wantKind == "" || readmodel.MatchesKind(wantKind, events.ObjectKey{Group: "policy.karmada.io", Kind: gotKind}))
 }
 
 func (s *Server) workloads(w http.ResponseWriter, r *http.Request) {
