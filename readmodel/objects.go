@@ -303,20 +303,11 @@ func (f Fleet) BindingObject(t Template) map[string]any {
 	if desired > 0 {
 		spec["replicas"] = desired
 	}
-	var tasks []any
-	for _, e := range p.Evictions {
-		task := map[string]any{"fromCluster": e.Cluster, "reason": e.Reason, "producer": "flotilla", "purgeMode": e.PurgeMode,
-			"creationTimestamp": e.EvictedAt.UTC().Format(time.RFC3339)}
-		if e.Message != "" {
-			task["message"] = e.Message
-		}
-		if e.Replicas > 0 {
-			task["replicas"] = e.Replicas
-		}
-		tasks = append(tasks, task)
-	}
-	if tasks != nil {
-		spec["gracefulEvictionTasks"] = tasks
+	if tasks := EvictionTasks(p); tasks != nil {
+		var generic []any
+		b, _ := json.Marshal(tasks)
+		_ = json.Unmarshal(b, &generic)
+		spec["gracefulEvictionTasks"] = generic
 	}
 	obj := map[string]any{"apiVersion": WorkAPIVersion, "kind": kind, "metadata": md, "spec": spec}
 	setMeta(obj, p.BindingRevision, f.Published.Created(p.Key, p.DecidedAt))
@@ -396,3 +387,34 @@ func (f Fleet) Keys() []events.ObjectKey {
 
 // AppliedObject is the accepted object as it was applied (a copy).
 func AppliedObject(r events.ObjectRecord) map[string]any { return decodeObject(r.Object) }
+
+// GracefulEvictionTask is one of a ResourceBinding's
+// spec.gracefulEvictionTasks (work.karmada.io/v1alpha2), as Flotilla fills
+// it from a placement's eviction.
+type GracefulEvictionTask struct {
+	FromCluster string `json:"fromCluster"`
+	Replicas    int32  `json:"replicas,omitempty"`
+	Reason      string `json:"reason"`
+	Message     string `json:"message,omitempty"`
+	Producer    string `json:"producer"`
+	PurgeMode   string `json:"purgeMode,omitempty"`
+	// GracePeriodSeconds of a Gracefully evicted copy.
+	GracePeriodSeconds int32 `json:"gracePeriodSeconds,omitempty"`
+	// SuppressDeletion: purgeMode Never (kept until a user decides).
+	SuppressDeletion       bool              `json:"suppressDeletion,omitempty"`
+	PreservedLabelState    map[string]string `json:"preservedLabelState,omitempty"`
+	ClustersBeforeFailover []string          `json:"clustersBeforeFailover,omitempty"`
+	CreationTimestamp      metav1.Time       `json:"creationTimestamp"`
+}
+
+// EvictionTasks are placement p's evictions as Karmada's graceful
+// eviction tasks; nil without any.
+func EvictionTasks(p events.PlacementDecision) []GracefulEvictionTask {
+	var out []GracefulEvictionTask
+	for _, e := range p.Evictions {
+		out = append(out, GracefulEvictionTask{FromCluster: e.Cluster, Replicas: e.Replicas, Reason: e.Reason, Message: e.Message,
+			Producer: "flotilla", PurgeMode: e.PurgeMode, GracePeriodSeconds: e.GracePeriodSeconds, SuppressDeletion: e.PurgeMode == events.PurgeNever,
+			PreservedLabelState: e.PreservedLabels, ClustersBeforeFailover: e.ClustersBeforeFailover, CreationTimestamp: metav1.NewTime(e.EvictedAt.UTC().Truncate(time.Second))})
+	}
+	return out
+}

@@ -2,6 +2,8 @@ package mirror
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flotilla-io/flotilla/readmodel"
 )
 
 // The work.karmada.io/v1alpha2 objects hubd writes on the hub: one
@@ -34,6 +36,9 @@ type ResourceBindingSpec struct {
 	Clusters []TargetCluster `json:"clusters,omitempty"`
 	// SchedulerName is the scheduler that placed it.
 	SchedulerName string `json:"schedulerName,omitempty"`
+	// GracefulEvictionTasks are the placement's evictions: the clusters a
+	// failover moved the template off, their copies kept until purged.
+	GracefulEvictionTasks []readmodel.GracefulEvictionTask `json:"gracefulEvictionTasks,omitempty"`
 }
 
 // ObjectReference names the template a binding places.

@@ -147,6 +147,7 @@ func Binding(t readmodel.Template, ref ObjectReference, now metav1.Time) Resourc
 	for _, c := range p.Clusters {
 		rb.Spec.Clusters = append(rb.Spec.Clusters, TargetCluster{Name: c.Name, Replicas: c.Replicas})
 	}
+	rb.Spec.GracefulEvictionTasks = readmodel.EvictionTasks(p)
 	rb.Status.Conditions = append(rb.Status.Conditions, scheduled(p, now), fullyApplied(t, now))
 	for _, s := range t.Work {
 		if !live(s) {

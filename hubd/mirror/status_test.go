@@ -178,3 +178,20 @@ func TestClusterStatusReadsHealthdsReports(t *testing.T) {
 		t.Errorf("Ready's lastTransitionTime = %s, want healthd's since %s", got, since)
 	}
 }
+
+// A failover's evictions are the hub binding's gracefulEvictionTasks, as
+// `flotilla get rb -o yaml` shows them (readmodel.EvictionTasks).
+func TestBindingCarriesTheEvictionsAsGracefulEvictionTasks(t *testing.T) {
+	at := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	p := events.PlacementDecision{Key: key, Generation: 2, Scheduled: true,
+		Clusters: []events.TargetCluster{{Name: "cluster2", Replicas: 3}, {Name: "cluster3", Replicas: 3}},
+		Evictions: []events.Eviction{{Cluster: "cluster1", Reason: "ApplicationFailure", Message: "unhealthy", PurgeMode: events.PurgeGracefully,
+			GracePeriodSeconds: 600, Replicas: 2, EvictedAt: at}},
+		Binding: &events.Binding{Key: key, Replicas: 6}}
+	rb := Binding(readmodel.Fleet{Decisions: []events.PlacementDecision{p}}.Template(key), ObjectReference{Kind: "Deployment", Namespace: "default", Name: "my-app"}, metav1.NewTime(at))
+	want := []readmodel.GracefulEvictionTask{{FromCluster: "cluster1", Replicas: 2, Reason: "ApplicationFailure", Message: "unhealthy", Producer: "flotilla",
+		PurgeMode: events.PurgeGracefully, GracePeriodSeconds: 600, CreationTimestamp: metav1.NewTime(at)}}
+	if diff := cmp.Diff(want, rb.Spec.GracefulEvictionTasks); diff != "" {
+		t.Errorf("spec.gracefulEvictionTasks (-want +got):\n%s", diff)
+	}
+}
