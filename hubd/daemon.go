@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -57,9 +56,6 @@ type Daemon struct {
 	// bus at start, then what hubd publishes ("" for a deletion). An
 	// object equal to it is not published again.
 	sent map[string]string
-	// conditions are the conditions last written per hub object; only the
-	// write-back goroutine uses them.
-	conditions map[string][]metav1.Condition
 	// refused are the hub objects hubd's validator refused, by key.
 	refused map[events.ObjectKey]refusal
 	// ours are the objects whose latest input at start came from a hubd.
@@ -108,7 +104,7 @@ func New(cfg Config, deps Deps) (*Daemon, error) {
 		watched:   mirror.WatchedNamespaces(cfg.Namespaces),
 		queue:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[item]()),
 		informers: map[schema.GroupVersionResource]cache.SharedIndexInformer{}, kinds: map[string]resource{},
-		sent: map[string]string{}, conditions: map[string][]metav1.Condition{}, refused: map[events.ObjectKey]refusal{}, published: readmodel.NewPublished()}, nil
+		sent: map[string]string{}, refused: map[events.ObjectKey]refusal{}, published: readmodel.NewPublished()}, nil
 }
 
 // Source is the source of the events hubd publishes.

@@ -124,7 +124,7 @@ func (d *Daemon) writeBack(ctx context.Context, written *writeLog) error {
 				if isRefused {
 					problems = r.problems
 				}
-				conds := d.keepTransitions("policy/"+k.String(), mirror.PolicyConditions(problems, now))
+				conds := written.keepTransitions("policy/"+k.String(), mirror.PolicyConditions(problems, now))
 				note(d.applyStatus(ctx, gvr, u, map[string]any{"conditions": conds}, written))
 				continue
 			}
@@ -141,7 +141,7 @@ func (d *Daemon) writeBack(ctx context.Context, written *writeLog) error {
 			rb := mirror.Binding(t, mirror.ObjectReference{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Namespace: u.GetNamespace(),
 				Name: u.GetName(), UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}, now)
 			bindings[rb.Namespace+"/"+rb.Name] = true
-			rb.Status.Conditions = d.keepTransitions("binding/"+rb.Namespace+"/"+rb.Name, rb.Status.Conditions)
+			rb.Status.Conditions = written.keepTransitions("binding/"+rb.Namespace+"/"+rb.Name, rb.Status.Conditions)
 			note(d.applyBinding(ctx, rb, managed[bindingKey(rb.Namespace, rb.Name)], written))
 		}
 	}
@@ -153,14 +153,6 @@ func (d *Daemon) writeBack(ctx context.Context, written *writeLog) error {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-// keepTransitions keeps the transition times of the conditions last
-// written under key (mirror.KeepTransitions) and remembers these.
-func (d *Daemon) keepTransitions(key string, next []metav1.Condition) []metav1.Condition {
-	out := mirror.KeepTransitions(d.conditions[key], next)
-	d.conditions[key] = out
-	return out
 }
 
 // apply server-side-applies obj (the status subresource when status).
@@ -232,7 +224,7 @@ func (d *Daemon) applyCluster(ctx context.Context, c readmodel.Cluster, uid stri
 		}
 	}
 	st := mirror.ClusterStatus(c, now)
-	st.Conditions = d.keepTransitions("cluster/"+name, st.Conditions)
+	st.Conditions = written.keepTransitions("cluster/"+name, st.Conditions)
 	key := "status/cluster/" + name
 	if !written.changed(key, uid, st) {
 		return nil

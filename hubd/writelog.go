@@ -3,6 +3,10 @@ package hubd
 import (
 	"encoding/json"
 	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/flotilla-io/flotilla/hubd/mirror"
 )
 
 // writeLog is what hubd last wrote to each hub object, by key, times left
@@ -12,13 +16,25 @@ import (
 // ResourceBinding deleted with kubectl, a Cluster deleted and applied
 // again) is written again in the next round.
 type writeLog struct {
-	last    map[string]string // key -> what was written, times left out
-	uid     map[string]string // key -> UID of the hub object written ("" until seen)
-	touched map[string]bool   // keys this round looked at
+	last map[string]string // key -> what was written, times left out
+	uid  map[string]string // key -> UID of the hub object written ("" until seen)
+	// conditions are the conditions last written per hub object; only
+	// a condition whose status changes gets a new transition time.
+	conditions map[string][]metav1.Condition
+	touched    map[string]bool // keys this round looked at
 }
 
 func newWriteLog() *writeLog {
-	return &writeLog{last: map[string]string{}, uid: map[string]string{}, touched: map[string]bool{}}
+	return &writeLog{last: map[string]string{}, uid: map[string]string{}, conditions: map[string][]metav1.Condition{}, touched: map[string]bool{}}
+}
+
+// keepTransitions keeps the transition times of the conditions last
+// written under key (mirror.KeepTransitions) and remembers these.
+func (l *writeLog) keepTransitions(key string, next []metav1.Condition) []metav1.Condition {
+	l.touched["conditions/"+key] = true
+	out := mirror.KeepTransitions(l.conditions[key], next)
+	l.conditions[key] = out
+	return out
 }
 
 // changed reports whether want differs from what was written under key to
@@ -66,6 +82,11 @@ func (l *writeLog) sweep() {
 	for k := range l.last {
 		if !l.touched[k] {
 			l.forget(k)
+		}
+	}
+	for k := range l.conditions {
+		if !l.touched["conditions/"+k] {
+			delete(l.conditions, k)
 		}
 	}
 	clear(l.touched)

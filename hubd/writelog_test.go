@@ -1,6 +1,11 @@
 package hubd
 
-import "testing"
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 func TestTheWriteLogWritesAgainWhatTheHubLost(t *testing.T) {
 	l := newWriteLog()
@@ -34,5 +39,26 @@ func TestTheWriteLogWritesAgainWhatTheHubLost(t *testing.T) {
 	l.sweep()
 	if !l.done("event/default/web.flotilla-1") {
 		t.Fatal("a Warning Event recorded and touched in the last round was forgotten")
+	}
+}
+
+// A condition keeps its transition time while its status holds, and is
+// forgotten with its object: a round that no longer sees it drops it.
+func TestTheWriteLogKeepsTransitionsAndForgetsThemWithTheirObject(t *testing.T) {
+	l := newWriteLog()
+	t1 := metav1.NewTime(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+	t2 := metav1.NewTime(t1.Add(time.Minute))
+	cond := func(at metav1.Time) []metav1.Condition {
+		return []metav1.Condition{{Type: "Scheduled", Status: metav1.ConditionTrue, Reason: "BindingScheduled", LastTransitionTime: at}}
+	}
+	l.keepTransitions("binding/default/web", cond(t1))
+	l.sweep()
+	if got := l.keepTransitions("binding/default/web", cond(t2)); !got[0].LastTransitionTime.Equal(&t1) {
+		t.Fatalf("an unchanged condition moved its time to %s", got[0].LastTransitionTime)
+	}
+	l.sweep()
+	l.sweep() // a round without the binding
+	if len(l.conditions) != 0 {
+		t.Fatalf("conditions of an object gone for a round are kept: %v", l.conditions)
 	}
 }
