@@ -336,7 +336,21 @@ func (h *Handler) HandleSecretSealed(ctx context.Context, e events.Event) error 
 	if stale {
 		return h.ignore(key, events.RoleCredentials, seq)
 	}
-	if err := h.accept(ctx, e, events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: events.RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC(), InputSequence: seq}, nil); err != nil {
+	rec := events.ObjectRecord{Key: key, APIVersion: "v1", Object: raw, Role: events.RoleCredentials, Generation: 1, UpdatedAt: h.now().UTC(), InputSequence: seq}
+	if old, ok := h.st.records[key]; ok && old.Role == events.RoleTemplate {
+		// A Secret taken for a template until a Cluster named it (hubd
+		// learns it is credentials only when the Cluster arrives): its
+		// binding is withdrawn, so its copies leave the members, before it
+		// is kept as credentials.
+		undo := h.st.remove(key)
+		if err := h.removalEffects(ctx, e, key, old); err != nil {
+			undo()
+			return err
+		}
+		rec.Generation = old.Generation + 1
+		h.log.Info("a template became cluster credentials: its binding is withdrawn", zap.Stringer("key", key))
+	}
+	if err := h.accept(ctx, e, rec, nil); err != nil {
 		return err
 	}
 	h.metrics.objects.WithLabelValues(events.RoleCredentials, "accepted").Inc()

@@ -398,3 +398,41 @@ func TestAnUpdateOfAnImmutableFieldIsRejectedWithItsPath(t *testing.T) {
 		t.Errorf("a Job's changed image: %v, want it rejected, naming spec.template", err)
 	}
 }
+
+// A Secret hubd took for a template, until a Cluster named it and hubd
+// sealed it, stops being a template: its binding is withdrawn (its plain
+// copies leave the members) and it is kept as credentials.
+func TestASecretTemplateThatBecomesCredentialsIsUnbound(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	for _, doc := range []string{
+		"apiVersion: v1\nkind: Secret\nmetadata: {name: member2, namespace: default}\nstringData: {token: plain}\n",
+		"apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: secrets, namespace: default}\nspec:\n  resourceSelectors: [{apiVersion: v1, kind: Secret}]\n  placement: {clusterAffinity: {clusterNames: [cluster1]}}\n",
+	} {
+		if err := h.Handle(ctx, applied(t, doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(bindings(rec)); n != 1 {
+		t.Fatalf("the Secret template has %d bindings, want 1", n)
+	}
+	sealed, err := events.New(events.TypeSecretSealed, "/test", "default/Secret/member2",
+		events.SealedSecret{Namespace: "default", Name: "member2", KeyID: "k", Data: map[string][]byte{"token": []byte("sealed")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Handle(ctx, sealed); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.OfType(events.TypeBindingRemoved)); n != 1 {
+		t.Fatalf("binding.removed published %d times, want once", n)
+	}
+	key := events.ObjectKey{Kind: "Secret", Namespace: "default", Name: "member2"}
+	if r := h.st.records[key]; r.Role != events.RoleCredentials || r.Generation != 2 {
+		t.Fatalf("record: role %s generation %d, want credentials at generation 2", r.Role, r.Generation)
+	}
+	if _, ok := h.st.secrets["default/member2"]; !ok {
+		t.Fatal("the sealed Secret is not kept as credentials")
+	}
+}
