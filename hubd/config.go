@@ -16,7 +16,7 @@ type Config struct {
 	// kube-apiserver with the CRDs of deploy/crds (flotilla hub install).
 	HubKubeconfig string
 	// Namespaces are the namespaces whose templates hubd mirrors; none
-	// means every namespace but mirror.SystemNamespaces.
+	// means every namespace but those mirror.WatchedNamespaces leaves out.
 	Namespaces []string
 	// Interval is how often hubd writes the bus's state back to the hub
 	// (statuses, bindings, Clusters, events).

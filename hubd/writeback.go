@@ -142,7 +142,7 @@ func (d *Daemon) writeBack(ctx context.Context, written *writeLog) error {
 				Name: u.GetName(), UID: string(u.GetUID()), ResourceVersion: u.GetResourceVersion()}, now)
 			bindings[rb.Namespace+"/"+rb.Name] = true
 			rb.Status.Conditions = written.keepTransitions("binding/"+rb.Namespace+"/"+rb.Name, rb.Status.Conditions)
-			note(d.applyBinding(ctx, rb, managed[bindingKey(rb.Namespace, rb.Name)], written))
+			note(d.applyBinding(ctx, rb, managed[bindingKey(rb.Namespace, rb.Name)].uid, written))
 		}
 	}
 	for _, c := range f.Clusters {
@@ -244,17 +244,24 @@ func bindingKey(namespace, name string) string { return "binding/" + namespace +
 // managedSelector selects what hubd wrote on the hub.
 var managedSelector = metav1.ListOptions{LabelSelector: mirror.ManagedByLabel + "=" + mirror.ManagedByHubd}
 
+// hubObject names an object on the hub.
+type hubObject struct {
+	gvr             schema.GroupVersionResource
+	namespace, name string
+	uid             string
+}
+
 // managedBindings are the ResourceBindings and ClusterResourceBindings
-// hubd wrote that the hub holds, UID by bindingKey.
-func (d *Daemon) managedBindings(ctx context.Context) (map[string]string, error) {
-	out := map[string]string{}
+// hubd wrote that the hub holds, by bindingKey.
+func (d *Daemon) managedBindings(ctx context.Context) (map[string]hubObject, error) {
+	out := map[string]hubObject{}
 	for _, gvr := range []schema.GroupVersionResource{rbGVR, crbGVR} {
 		l, err := d.client.Resource(gvr).Namespace("").List(ctx, managedSelector)
 		if err != nil {
 			return nil, err
 		}
 		for _, u := range l.Items {
-			out[bindingKey(u.GetNamespace(), u.GetName())] = string(u.GetUID())
+			out[bindingKey(u.GetNamespace(), u.GetName())] = hubObject{gvr, u.GetNamespace(), u.GetName(), string(u.GetUID())}
 		}
 	}
 	return out, nil
@@ -263,18 +270,13 @@ func (d *Daemon) managedBindings(ctx context.Context) (map[string]string, error)
 // collect deletes what hubd wrote and no longer stands: bindings of
 // templates no longer placed (managed: those on the hub), Clusters of
 // members no longer registered.
-func (d *Daemon) collect(ctx context.Context, clusters []readmodel.Cluster, bindings map[string]bool, managed map[string]string, written *writeLog) error {
-	for key := range managed {
-		ns, name, _ := strings.Cut(strings.TrimPrefix(key, "binding/"), "/")
-		if bindings[ns+"/"+name] {
+func (d *Daemon) collect(ctx context.Context, clusters []readmodel.Cluster, bindings map[string]bool, managed map[string]hubObject, written *writeLog) error {
+	for key, o := range managed {
+		if bindings[o.namespace+"/"+o.name] {
 			continue
 		}
 		written.forget(key)
-		gvr := rbGVR
-		if ns == "" {
-			gvr = crbGVR
-		}
-		if err := d.client.Resource(gvr).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := d.client.Resource(o.gvr).Namespace(o.namespace).Delete(ctx, o.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
 	}

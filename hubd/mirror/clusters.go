@@ -30,46 +30,46 @@ func ClusterObject(c readmodel.Cluster) policy.Cluster {
 }
 
 // ClusterStatus is a member's .status as Karmada's cluster-status
-// controller writes it, from healthd's reports: its conditions as healthd
-// reports them, the same `flotilla get clusters` shows
-// (readmodel.ClusterObject: Ready Unknown for an unreachable member, as
-// Karmada has it), or a Ready condition derived from the state for a
-// report without conditions (Unknown until healthd reports); the version,
-// the served APIs and the resource summary.
+// controller writes it, read as `flotilla get clusters` reads it
+// (readmodel.ClusterObject): healthd's conditions (Ready Unknown for an
+// unreachable member, as Karmada has it), the version, the served APIs
+// and the resource summary (here also for a member that reports no
+// allocatable figures). A report without conditions gets a Ready
+// condition derived from its state; no report, Ready Unknown.
 func ClusterStatus(c readmodel.Cluster, now metav1.Time) policy.ClusterStatus {
-	if c.Health != nil && len(c.Health.Conditions) > 0 {
-		st := readmodel.ClusterObject(c).Status
-		if st.ResourceSummary == nil && c.Capacity != nil {
-			st.ResourceSummary = &policy.ResourceSummary{Allocatable: c.Capacity.Allocatable, Allocated: c.Capacity.Allocated, Allocating: c.Capacity.Allocating}
-		}
-		return st
+	st := readmodel.ClusterObject(c).Status
+	if st.ResourceSummary == nil && c.Capacity != nil {
+		st.ResourceSummary = &policy.ResourceSummary{Allocatable: c.Capacity.Allocatable, Allocated: c.Capacity.Allocated, Allocating: c.Capacity.Allocating}
 	}
-	ready := metav1.Condition{Type: policy.ClusterConditionReady, Status: metav1.ConditionUnknown, Reason: "NotReported",
-		Message: "healthd has not reported on this cluster yet", LastTransitionTime: now}
-	if h := c.Health; h != nil {
-		ready.Status, ready.Reason = metav1.ConditionFalse, reasonWord(h.State, "ClusterNotReady")
-		if h.Ready {
-			ready.Status, ready.Reason = metav1.ConditionTrue, "ClusterReady"
-		}
-		ready.Message = h.Message
-		if ready.Message == "" {
-			ready.Message = fmt.Sprintf("cluster is %s", strings.ToLower(h.State))
-			if h.Ready {
-				ready.Message = "cluster is healthy and ready to accept workloads"
-			}
-		}
-		if !h.Since.IsZero() {
-			ready.LastTransitionTime = metav1.NewTime(h.Since)
-		}
-	}
-	st := policy.ClusterStatus{Conditions: []metav1.Condition{ready}}
-	if cp := c.Capacity; cp != nil {
-		st.KubernetesVersion = cp.KubernetesVersion
-		st.APIEnablements = cp.APIEnablements
-		st.NodeSummary = &policy.NodeSummary{TotalNum: cp.Nodes, ReadyNum: cp.ReadyNodes}
-		st.ResourceSummary = &policy.ResourceSummary{Allocatable: cp.Allocatable, Allocated: cp.Allocated, Allocating: cp.Allocating}
+	if len(st.Conditions) == 0 {
+		st.Conditions = []metav1.Condition{readyFromState(c.Health, now)}
 	}
 	return st
+}
+
+// readyFromState is the Ready condition of a health report without
+// conditions (h nil: none yet, Unknown).
+func readyFromState(h *events.ClusterHealth, now metav1.Time) metav1.Condition {
+	ready := metav1.Condition{Type: policy.ClusterConditionReady, Status: metav1.ConditionUnknown, Reason: "NotReported",
+		Message: "healthd has not reported on this cluster yet", LastTransitionTime: now}
+	if h == nil {
+		return ready
+	}
+	ready.Status, ready.Reason = metav1.ConditionFalse, reasonWord(h.State, "ClusterNotReady")
+	if h.Ready {
+		ready.Status, ready.Reason = metav1.ConditionTrue, "ClusterReady"
+	}
+	ready.Message = h.Message
+	if ready.Message == "" {
+		ready.Message = fmt.Sprintf("cluster is %s", strings.ToLower(h.State))
+		if h.Ready {
+			ready.Message = "cluster is healthy and ready to accept workloads"
+		}
+	}
+	if !h.Since.IsZero() {
+		ready.LastTransitionTime = metav1.NewTime(h.Since)
+	}
+	return ready
 }
 
 // reasonWord turns a health state (Suspect, NotReady...) into a condition

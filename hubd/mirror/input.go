@@ -22,12 +22,6 @@ const (
 	lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 )
 
-// SystemNamespaces are the namespaces hubd never takes templates from by
-// default: the hub's own, and policy.CredentialNamespaces, where only the
-// Secrets a Cluster names are read. Every namespace Karmada reserves
-// (policy.ReservedNamespace) is skipped, listed or not.
-var SystemNamespaces = append([]string{"kube-system", "kube-public", "kube-node-lease"}, policy.CredentialNamespaces...)
-
 // IsCredentials reports whether obj (an Input) is a Secret a Cluster
 // names (credentials, keyed "<namespace>/<name>"): hubd publishes it
 // sealed, never as a template.
@@ -72,11 +66,12 @@ var ClusterScopedInputs = map[string]bool{
 
 // bootstrapped reports whether the API server made a cluster-scoped
 // object for itself: the system: roles and bindings, the system-
-// priority classes, the namespaces SystemNamespaces lists and default.
+// priority classes, the reserved namespaces (policy.ReservedNamespace)
+// and default.
 func bootstrapped(kind, name string, labels map[string]any) bool {
 	return labels["kubernetes.io/bootstrapping"] != nil || strings.HasPrefix(name, "system:") ||
 		(kind == "PriorityClass" && strings.HasPrefix(name, "system-")) ||
-		(kind == "Namespace" && (slices.Contains(SystemNamespaces, name) || name == "default"))
+		(kind == "Namespace" && (policy.ReservedNamespace(name) || name == "default"))
 }
 
 // Input is what hubd publishes for the hub object obj, applied: what its
@@ -205,13 +200,16 @@ func Key(obj map[string]any) events.ObjectKey {
 }
 
 // WatchedNamespaces returns the namespace filter hubd applies: the listed
-// namespaces, or every namespace but SystemNamespaces when none is listed.
+// namespaces, or every namespace but flotilla-* ones when none is listed;
+// never one Karmada reserves for itself (policy.ReservedNamespace: kube-*,
+// karmada-system, karmada-cluster, karmada-es-*), where only the Secrets a
+// Cluster names are read.
 func WatchedNamespaces(listed []string) func(string) bool {
 	if len(listed) > 0 {
 		return func(ns string) bool { return slices.Contains(listed, ns) && !policy.ReservedNamespace(ns) }
 	}
 	return func(ns string) bool {
-		return !slices.Contains(SystemNamespaces, ns) && !policy.ReservedNamespace(ns) && !strings.HasPrefix(ns, "flotilla-")
+		return !policy.ReservedNamespace(ns) && !strings.HasPrefix(ns, "flotilla-")
 	}
 }
 

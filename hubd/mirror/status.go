@@ -82,8 +82,9 @@ func TemplateStatus(hub map[string]any, t readmodel.Template, current bool) (sta
 		// and available counts the API server checks against
 		// status.replicas while a scale-down or rollout runs. A status
 		// without them (an older executord) counts as before.
-		replicas += reflected(s, "replicas", "desiredNumberScheduled", int64(s.Replicas))
-		currentReplicas += reflected(s, "currentReplicas", "currentNumberScheduled", reflected(s, "replicas", "desiredNumberScheduled", int64(s.Replicas)))
+		r := reflected(s, "replicas", "desiredNumberScheduled", int64(s.Replicas))
+		replicas += r
+		currentReplicas += reflected(s, "currentReplicas", "currentNumberScheduled", r)
 		ready += int64(s.ReadyReplicas)
 		available += int64(s.AvailableReplicas)
 		unavailable += int64(s.UnavailableReplicas)

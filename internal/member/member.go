@@ -95,10 +95,16 @@ func FromKubeconfig(raw []byte, qps float32, burst int) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubeconfig: %w", err)
 	}
+	return withClientDefaults(cfg, qps, burst), nil
+}
+
+// withClientDefaults sets what every member client of Flotilla's has:
+// its rate limits, a 15 s timeout and the user agent.
+func withClientDefaults(cfg *rest.Config, qps float32, burst int) *rest.Config {
 	cfg.QPS, cfg.Burst = qps, burst
 	cfg.Timeout = 15 * time.Second
 	cfg.UserAgent = "flotilla"
-	return cfg, nil
+	return cfg
 }
 
 // tokenConfig is the REST config of a registration whose Secret is in
@@ -133,8 +139,5 @@ func tokenConfig(reg events.ClusterRegistration, key *sealing.Key, qps float32, 
 		}
 		cfg.Proxy = http.ProxyURL(u)
 	}
-	cfg.QPS, cfg.Burst = qps, burst
-	cfg.Timeout = 15 * time.Second
-	cfg.UserAgent = "flotilla"
-	return cfg, nil
+	return withClientDefaults(cfg, qps, burst), nil
 }
