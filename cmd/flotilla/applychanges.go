@@ -61,32 +61,50 @@ func definedKinds(apiVersion, kind string, obj map[string]any, kinds map[string]
 	}
 }
 
-// dropsCredentials says why applying d would take away the credentials
-// of a joined cluster ("": it does not): a Cluster document without
-// spec.secretRef for a cluster accepted with one. apply replaces the
-// whole object (it does not merge as kubectl apply does), so a file with
-// only the fields to change (a label) made healthd and executord lose
-// the member's kubeconfig: NotReady, and its workloads evicted 5 minutes
-// later.
-func dropsCredentials(accepted readmodel.Published, d validation.Document) string {
+// joinedCredentials is the secret a joined cluster's credentials are in
+// when d is a Cluster document without spec.secretRef for a cluster
+// accepted with one (nil otherwise): the stand-in Cluster files the
+// examples ship, or a file with only the fields to change. apply and
+// delete -f both keep such a cluster as it is (dropsCredentials,
+// keepJoinedClusters).
+func joinedCredentials(accepted readmodel.Published, d validation.Document) *policy.LocalSecretRef {
 	if d.APIVersion != policy.ClusterAPIVersion || d.Kind != policy.KindCluster {
-		return ""
+		return nil
 	}
 	if spec, _ := d.Object["spec"].(map[string]any); spec["secretRef"] != nil {
-		return ""
+		return nil
 	}
 	r, ok := accepted.Records[events.KeyOf(d.APIVersion, d.Kind, "", d.Name)]
 	if !ok {
-		return ""
+		return nil
 	}
 	var was policy.Cluster
-	if json.Unmarshal(r.Object, &was) != nil || was.Spec.SecretRef == nil {
+	if json.Unmarshal(r.Object, &was) != nil {
+		return nil
+	}
+	return was.Spec.SecretRef
+}
+
+// secretName is ref's namespace/name, in the namespace join uses when it
+// names none.
+func secretName(ref *policy.LocalSecretRef) string {
+	return cmp.Or(ref.Namespace, policy.CredentialsNamespace) + "/" + ref.Name
+}
+
+// dropsCredentials says why applying d would take away the credentials
+// of a joined cluster ("": it does not): apply replaces the whole object
+// (it does not merge as kubectl apply does), so a file with only the
+// fields to change (a label) made healthd and executord lose the member's
+// kubeconfig: NotReady, and its workloads evicted 5 minutes later.
+func dropsCredentials(accepted readmodel.Published, d validation.Document) string {
+	ref := joinedCredentials(accepted, d)
+	if ref == nil {
 		return ""
 	}
-	return fmt.Sprintf("required: cluster %s is joined with the credentials in secret %s/%s, and apply replaces the whole Cluster: "+
+	return fmt.Sprintf("required: cluster %s is joined with the credentials in secret %s, and apply replaces the whole Cluster: "+
 		"without secretRef healthd and executord lose them and the member goes NotReady; keep spec.secretRef in the file "+
 		"(flotilla get cluster %s -o yaml shows it), or join it again to change its credentials",
-		d.Name, cmp.Or(was.Spec.SecretRef.Namespace, policy.CredentialsNamespace), was.Spec.SecretRef.Name, d.Name)
+		d.Name, secretName(ref), d.Name)
 }
 
 // reportUnchanged prints the objects apply leaves as they are.

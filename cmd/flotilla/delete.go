@@ -31,7 +31,11 @@ not all confirmed within --timeout.
 As kubectl's, -n is also the namespace of the objects in -f files that
 name none, and an object there naming another namespace than -n is an
 error. An object policyd has not accepted is not found: delete says so,
-publishes nothing for it, deletes the others and exits 1.`,
+publishes nothing for it, deletes the others and exits 1.
+
+A Cluster in a -f file without spec.secretRef whose cluster is joined
+(the stand-in clusters.yaml the examples ship) is kept, with a warning:
+flotilla unjoin NAME (or delete cluster NAME) removes a joined cluster.`,
 		Example: "  flotilla delete -f examples/seed000/my-app.yaml\n  flotilla delete deployment/my-app -n default\n" +
 			"  flotilla delete pp my-app-policy\n  flotilla delete deploy,svc my-app",
 		ValidArgsFunction: completeResources(g),
@@ -54,6 +58,7 @@ publishes nothing for it, deletes the others and exits 1.`,
 					return err
 				}
 				m.customNamespaces(accepted, docs)
+				docs = keepJoinedClusters(cmd.ErrOrStderr(), accepted, docs)
 				fromFiles := fileTargets(docs)
 				targets, missing := acceptedOnly(cmd.ErrOrStderr(), accepted, fromFiles)
 				if len(args) > 0 {
@@ -62,6 +67,9 @@ publishes nothing for it, deletes the others and exits 1.`,
 						return err
 					}
 					targets = append(targets, named...)
+				}
+				if len(targets) == 0 && missing == 0 {
+					return nil // only joined clusters, kept (keepJoinedClusters)
 				}
 				if len(targets) == 0 {
 					return exitError{fmt.Errorf("%d object(s) not found", missing)}
@@ -91,6 +99,25 @@ publishes nothing for it, deletes the others and exits 1.`,
 	m.addTo(c, "namespace of TYPE NAME, and of the objects in -f files that name none")
 	c.Flags().DurationVar(&timeout, "timeout", defaultConfirmTimeout, "how long to wait for policyd to confirm (exit status 3 after it)")
 	return c
+}
+
+// keepJoinedClusters drops from docs the Cluster documents without
+// spec.secretRef that name a joined cluster (joinedCredentials), saying so
+// on errw: every example folder ships stand-in Cluster files, and
+// `+"`delete -f examples/<dir>/`"+` unjoined the real members behind them without
+// a word. flotilla unjoin, or delete cluster NAME, removes a joined cluster.
+func keepJoinedClusters(errw io.Writer, accepted readmodel.Published, docs []validation.Document) []validation.Document {
+	out := docs[:0:0]
+	for _, d := range docs {
+		if ref := joinedCredentials(accepted, d); ref != nil {
+			fmt.Fprintf(errw, "Warning: %s: line %d: cluster %s kept: it is joined with the credentials in secret %s, "+
+				"and this file's Cluster has no spec.secretRef; flotilla unjoin %s removes it\n",
+				d.Where(), d.Line, d.Name, secretName(ref), d.Name)
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // fileRef is an object named in a -f file.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -106,4 +108,35 @@ func checkRequests(t *testing.T, url string, bus *natsbus.Bus, typ events.Type, 
 	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("%s events stored (-want +got):\n%s", typ, diff)
 	}
+}
+
+// Every example folder ships stand-in Cluster files (no secretRef), and
+// `delete -f examples/<dir>/` unjoined the real members behind them
+// without a word. delete -f now keeps a joined cluster whose document has
+// no secretRef, saying how to remove it, and deletes the rest; delete
+// cluster NAME still removes it.
+func TestDeleteFromFilesKeepsAJoinedClusterItsFileOnlyStandsIn(t *testing.T) {
+	url, bus := joinBus(t)
+	if out, errOut, err := runCLI(t, url, "join", "c1", "--cluster-kubeconfig", writeKubeconfig(t, "c1.kubeconfig", "https://127.0.0.1:1", "m")); err != nil {
+		t.Fatalf("join c1: %v\n%s%s", err, out, errOut)
+	}
+	settings := writeFile(t, "settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {colour: red}\n")
+	dir := filepath.Dir(settings)
+	clusters := filepath.Join(dir, "clusters.yaml")
+	if err := os.WriteFile(clusters, []byte( "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: c1, labels: {region: east}}\nspec: {apiEndpoint: https://c1.example}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, err := runCLI(t, url, "apply", "-f", settings, "--timeout", "20s"); err != nil {
+		t.Fatalf("apply settings: %v\n%s%s", err, out, errOut)
+	}
+	checkRequests(t, url, bus, events.TypeObjectDeleted, []string{"delete", "-f", dir, "--timeout", "20s"}, 0,
+		"configmap/settings deleted\n", "cluster c1 kept: it is joined with the credentials in secret karmada-system/c1-kubeconfig, "+
+			"and this file's Cluster has no spec.secretRef; flotilla unjoin c1 removes it", []string{"default/ConfigMap/settings"})
+	checkRequests(t, url, bus, events.TypeObjectDeleted, []string{"delete", "-f", clusters, "--timeout", "20s"}, 0,
+		"", "cluster c1 kept", nil)
+	if out, _, err := runCLI(t, url, "get", "cluster", "c1"); err != nil || !strings.Contains(out, "c1") {
+		t.Errorf("c1 is gone after delete -f: %v\n%s", err, out)
+	}
+	checkRequests(t, url, bus, events.TypeObjectDeleted, []string{"delete", "cluster", "c1", "--timeout", "20s"}, 0,
+		"cluster.cluster.karmada.io/c1 deleted\n", "", []string{"_/Cluster.cluster.karmada.io/c1"})
 }
