@@ -123,7 +123,7 @@ func TestDeleteFromFilesKeepsAJoinedClusterItsFileOnlyStandsIn(t *testing.T) {
 	settings := writeFile(t, "settings.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {colour: red}\n")
 	dir := filepath.Dir(settings)
 	clusters := filepath.Join(dir, "clusters.yaml")
-	if err := os.WriteFile(clusters, []byte( "apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: c1, labels: {region: east}}\nspec: {apiEndpoint: https://c1.example}\n"), 0o600); err != nil {
+	if err := os.WriteFile(clusters, []byte("apiVersion: cluster.karmada.io/v1alpha1\nkind: Cluster\nmetadata: {name: c1, labels: {region: east}}\nspec: {apiEndpoint: https://c1.example}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if out, errOut, err := runCLI(t, url, "apply", "-f", settings, "--timeout", "20s"); err != nil {
