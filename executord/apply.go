@@ -356,6 +356,9 @@ func (w *worker) remove(ctx context.Context, cause events.Event, key events.Obje
 	if !ok || last.Phase == events.WorkDeleted {
 		return nil
 	}
+	if waits, err := w.awaitResources(ctx, cause, key, gen, rev); waits || err != nil {
+		return err // a CRD leaves after its custom resources (definitions.go)
+	}
 	// The member's preferred version of the group and kind: deletion needs no template.
 	mapping, err := w.mapping(schema.GroupVersionKind{Group: key.Group, Kind: key.Kind})
 	switch {
@@ -384,7 +387,10 @@ func (w *worker) remove(ctx context.Context, cause events.Event, key events.Obje
 		}
 	}
 	st := events.WorkStatus{Key: key, Cluster: w.name, Generation: gen, BindingRevision: rev, Phase: events.WorkDeleted, CreatedAt: last.CreatedAt}
-	return w.publishType(ctx, cause, events.TypeWorkDeleted, st)
+	if err := w.publishType(ctx, cause, events.TypeWorkDeleted, st); err != nil {
+		return err
+	}
+	return w.removeAwaitedDefinitions(ctx, cause, key)
 }
 
 func (w *worker) publish(ctx context.Context, cause events.Event, st events.WorkStatus) error {

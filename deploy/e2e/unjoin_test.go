@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -68,4 +69,90 @@ spec:
 	if now := uid(); now != first {
 		t.Errorf("kept in cluster3 was deleted and created again when it joined again (UID %s, then %s)", first, now)
 	}
+}
+
+// TestUnjoinKeepsTheCRDWhileACustomResourceOfItsKindIsKept: unjoin taints
+// cluster3, and failover purged the CRD there at once (it has no health
+// rule) while the only copy of a Widget, which fits nowhere else, was kept:
+// the member then deleted the Widget with its CRD, and get work still said
+// "copy kept". The CRD's removal now waits (Deleting, naming the Widget)
+// and is carried out once the Widget's template is deleted.
+func TestUnjoinKeepsTheCRDWhileACustomResourceOfItsKindIsKept(t *testing.T) {
+	s := newSystem(t)
+	ns := uniqueNS("crdorder")
+	s.removeClusterScoped("")
+	s.startAll()
+	s.joinAll()
+	t.Cleanup(func() { s.halt(); s.removeClusterScoped(""); s.deleteNamespace(ns) })
+	s.applyYAML("crdorder.yaml", fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: %[2]s}
+spec:
+  group: example.flotilla.io
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: ClusterPropagationPolicy
+metadata: {name: widgets-everywhere}
+spec:
+  resourceSelectors: [{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: %[2]s}]
+---
+apiVersion: example.flotilla.io/v1
+kind: Widget
+metadata: {name: gizmo, namespace: %[1]s}
+spec: {size: 3}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: widgets, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: example.flotilla.io/v1, kind: Widget}]
+  placement: {clusterAffinity: {clusterNames: [cluster3]}}
+`, ns, widgetCRD))
+	ctx := context.Background()
+	for _, m := range members {
+		s.waitEstablished(m, widgetCRD)
+	}
+	dyn := s.dynamicFor("cluster3")
+	var uid string
+	eventually(t, 45*time.Second, "Widget gizmo in cluster3", func() error {
+		w, err := dyn.Resource(widgetGVR).Namespace(ns).Get(ctx, "gizmo", metav1.GetOptions{})
+		if err == nil {
+			uid = string(w.GetUID())
+		}
+		return err
+	})
+
+	out, errOut, code := s.cli("unjoin", "cluster3", "--yes", "--drain", "20s")
+	if code == 0 || !strings.Contains(out+errOut, "gizmo") {
+		t.Fatalf("unjoin cluster3 drained though the Widget fits nowhere else (exit %d):\n%s%s", code, out, errOut)
+	}
+	w, err := dyn.Resource(widgetGVR).Namespace(ns).Get(ctx, "gizmo", metav1.GetOptions{})
+	if err != nil || string(w.GetUID()) != uid {
+		t.Fatalf("the kept Widget left cluster3 during the unjoin (the CRD removed first?): %v", err)
+	}
+	if _, err := dyn.Resource(crdGVR).Get(ctx, widgetCRD, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the CRD left cluster3 while a Widget of its kind is kept there: %v", err)
+	}
+	if out := s.mustCLI("get", "work", "-A", "-o", "json"); !strings.Contains(out, "removal waits until the 1 custom resource(s) of its kind here leave cluster3") {
+		t.Errorf("get work does not say why the CRD is still in cluster3:\n%s", out)
+	}
+
+	s.mustCLI("delete", "widget", "gizmo", "-n", ns)
+	eventually(t, 45*time.Second, "the Widget, then the CRD, gone from cluster3; the CRD still in cluster1", func() error {
+		if _, err := dyn.Resource(widgetGVR).Namespace(ns).Get(ctx, "gizmo", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("gizmo in cluster3: %v", err)
+		}
+		if _, err := dyn.Resource(crdGVR).Get(ctx, widgetCRD, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("the CRD in cluster3: %v", err)
+		}
+		_, err := s.dynamicFor("cluster1").Resource(crdGVR).Get(ctx, widgetCRD, metav1.GetOptions{})
+		return err
+	})
 }
