@@ -83,7 +83,7 @@ func WriteExplanation(out io.Writer, p events.PlacementDecision, f Fleet) {
 	}
 	_ = w.Flush()
 	if len(p.Evictions) > 0 {
-		fmt.Fprintln(out, "Evictions (failover; these clusters are no candidates until flotilla reschedule):")
+		fmt.Fprintln(out, "Evictions (failover; no candidates while listed; flotilla reschedule forgets all but a Gracefully kept copy within its grace period):")
 		w := tabwriter.NewWriter(out, 0, 0, 3, ' ', 0)
 		fmt.Fprintln(w, "  CLUSTER\tREASON\tEVICTED\tOLD COPY\tWHY")
 		for _, e := range p.Evictions {

@@ -28,7 +28,7 @@ Clusters:
   cluster1   feasible   100     
   cluster2   feasible   50      
   cluster3   filtered   -       TaintToleration: cluster3 has taint cluster.karmada.io/unreachable:NoSchedule
-Evictions (failover; these clusters are no candidates until flotilla reschedule):
+Evictions (failover; no candidates while listed; flotilla reschedule forgets all but a Gracefully kept copy within its grace period):
   CLUSTER    REASON             EVICTED                OLD COPY            WHY
   cluster3   TaintUntolerated   2026-11-28 11:00:00Z   kept (Gracefully)   cluster3 is unreachable
 `

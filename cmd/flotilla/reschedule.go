@@ -24,8 +24,12 @@ func newReschedule(g *globals) *cobra.Command {
 where it runs when clusters join, recover or change (steady scheduling, as
 Karmada); reschedule divides it again over the clusters that fit now, with
 their free capacity plus what the template already runs as weights, and
-clears the evictions failover left. Like Karmada's WorkloadRebalancer it
-takes a list: templates by TYPE NAME or TYPE/NAME, every template whose
+forgets the evictions failover left: released and held ones, and those of
+purgeMode Never. A Gracefully evicted copy still within its grace period
+stays, and its cluster is no candidate, until the replacement is healthy or
+the grace period ends (as Karmada's graceful eviction tasks).
+
+Like Karmada's WorkloadRebalancer it takes a list: templates by TYPE NAME or TYPE/NAME, every template whose
 labels match -l, every template a policy claims (--policy, e.g. after a
 failover moved a Deployment and its Service), or every template (--all).
 
