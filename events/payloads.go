@@ -262,6 +262,11 @@ type PolicyRef struct {
 	Name      string `json:"name"`
 }
 
+// Key is the policy's object key.
+func (r PolicyRef) Key() ObjectKey {
+	return ObjectKey{Group: "policy.karmada.io", Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+}
+
 // TargetCluster is one entry of a placement: a cluster and its replicas.
 type TargetCluster struct {
 	Name     string `json:"name"`

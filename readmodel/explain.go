@@ -24,8 +24,8 @@ func WriteExplanation(out io.Writer, p events.PlacementDecision, f Fleet) {
 			ns = " -n " + b.Policy.Namespace
 		}
 		gone := ""
-		if _, ok := f.Published.Records[events.ObjectKey{Group: "policy.karmada.io", Kind: b.Policy.Kind, Namespace: b.Policy.Namespace, Name: b.Policy.Name}]; f.Published.Records != nil && !ok {
-			gone = " (deleted since: no policy claims the template now; it stays where it runs)"
+		if lapse := f.Published.ClaimLapse(p.Key); lapse != "" {
+			gone = " (" + lapse + ": no policy claims the template now; it stays where it runs)"
 		}
 		fmt.Fprintf(out, "Policy:      %s/%s%s%s\n", strings.ToLower(b.Policy.Kind), b.Policy.Name, ns, gone)
 		if b.Replicas > 0 {

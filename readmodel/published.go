@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
+	"github.com/flotilla-io/flotilla/policyd/binding"
 )
 
 // PublishedSubjects are the subject filters, on events.StreamPolicy, whose
@@ -118,20 +120,48 @@ func (p Published) SortedRecords() []events.ObjectRecord {
 	return out
 }
 
-// ClaimingPolicy is the policy that claims the template at key, while that
-// policy exists: a template whose policy was deleted keeps its placement
-// (as in Karmada) but no policy claims it. nil: none. revision counts the
-// template's binding changes (0: no live binding).
+// ClaimingPolicy is the policy that claims the template at key: the one
+// its live binding names, while that policy exists and still selects the
+// template (ClaimLapse). A template whose policy was deleted or no longer
+// selects it keeps its placement (as in Karmada) but no policy claims it.
+// nil: none. revision counts the template's binding changes (0: no live
+// binding).
 func (p Published) ClaimingPolicy(key events.ObjectKey) (ref *events.PolicyRef, revision int64) {
 	b, ok := p.Bindings[key]
 	if !ok || !p.Live[key] || b.Policy == nil {
 		return nil, 0
 	}
-	policyKey := events.ObjectKey{Group: "policy.karmada.io", Kind: b.Policy.Kind, Namespace: b.Policy.Namespace, Name: b.Policy.Name}
-	if _, exists := p.Records[policyKey]; exists {
+	if p.ClaimLapse(key) == "" {
 		ref = b.Policy
 	}
 	return ref, b.Revision
+}
+
+// ClaimLapse says why the policy the template's live binding names claims
+// it no more ("": it does, or there is no such binding): the policy was
+// deleted, or its selectors no longer select the template (Karmada drops
+// the claim). Either way policyd leaves the binding as it is: the template
+// stays where it runs, and nothing places it, or a change to it, anew.
+func (p Published) ClaimLapse(key events.ObjectKey) string {
+	b, ok := p.Bindings[key]
+	if !ok || !p.Live[key] || b.Policy == nil {
+		return ""
+	}
+	pol, ok := p.Records[b.Policy.Key()]
+	if !ok {
+		return "deleted since"
+	}
+	tpl, ok := p.Records[key]
+	var pp policy.PropagationPolicy
+	var obj map[string]any
+	if !ok || json.Unmarshal(pol.Object, &pp) != nil || json.Unmarshal(tpl.Object, &obj) != nil {
+		return ""
+	}
+	c := binding.Candidate{Key: b.Policy.Key(), Policy: pp}
+	if !c.Selects(policy.ResourceFactsOf(obj)) {
+		return "it no longer selects the template"
+	}
+	return ""
 }
 
 // Created is when the object at key was first accepted (its AGE), or

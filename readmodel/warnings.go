@@ -108,7 +108,39 @@ func ApplyWarnings(p Published, members []string, docs []validation.Document) []
 		winner := binding.Claim(facts, current, matched)
 		out = append(out, claimWarning(k, facts, current, winner, matched))
 	}
+	for _, k := range sortedKeys(templates) {
+		ref, _ := p.ClaimingPolicy(k)
+		if ref == nil {
+			continue
+		}
+		holder := ref.Key()
+		c, ok := cands[holder]
+		if !ok || !(touched[k] || applied[holder]) {
+			continue
+		}
+		if facts := policy.ResourceFactsOf(templates[k]); !c.Selects(facts) {
+			out = append(out, handOver(k, holder, refOf(holder)+" no longer selects it; that", facts, cands))
+		}
+	}
 	return out
+}
+
+// handOver says what becomes of template k when its policy holder stops
+// claiming it (how: "deleting X", or "X no longer selects it; that"):
+// another policy claims it, or it is unclaimed (Karmada drops the claim),
+// where it stays as it was propagated, and nothing places it, or a later
+// change to it, anew.
+func handOver(k, holder events.ObjectKey, how string, facts policy.ResourceFacts, cands map[events.ObjectKey]binding.Candidate) string {
+	var others []binding.Candidate
+	for _, c := range matching(cands, facts) {
+		if c.Key != holder {
+			others = append(others, c)
+		}
+	}
+	if next := binding.Claim(facts, nil, others); next != nil {
+		return fmt.Sprintf("%s: %s hands it to %s", refOf(k), how, refOf(next.Key))
+	}
+	return fmt.Sprintf("%s: %s leaves it unclaimed: it stays where it runs, and no policy places it anew", refOf(k), how)
 }
 
 // DeleteWarnings says, before the objects at deleted are deleted, which
@@ -127,7 +159,7 @@ func DeleteWarnings(p Published, deleted []events.ObjectKey) []string {
 		if r.Role != events.RoleTemplate || ref == nil || gone[r.Key] {
 			continue
 		}
-		holder := events.ObjectKey{Group: "policy.karmada.io", Kind: ref.Kind, Namespace: ref.Namespace, Name: ref.Name}
+		holder := ref.Key()
 		if !gone[holder] {
 			continue
 		}
@@ -135,12 +167,7 @@ func DeleteWarnings(p Published, deleted []events.ObjectKey) []string {
 		if json.Unmarshal(r.Object, &obj) != nil {
 			continue
 		}
-		facts := policy.ResourceFactsOf(obj)
-		if next := binding.Claim(facts, nil, matching(cands, facts)); next != nil {
-			out = append(out, fmt.Sprintf("%s: deleting %s hands it to %s", refOf(r.Key), refOf(holder), refOf(next.Key)))
-			continue
-		}
-		out = append(out, fmt.Sprintf("%s: deleting %s leaves it unclaimed: it stays where it runs, and no policy places it anew", refOf(r.Key), refOf(holder)))
+		out = append(out, handOver(r.Key, holder, "deleting "+refOf(holder), policy.ResourceFactsOf(obj), cands))
 	}
 	return out
 }

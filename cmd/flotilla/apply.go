@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +45,11 @@ As kubectl's, -n is the namespace of the namespaced objects whose document
 names none (an object naming another namespace is then an error), and -R
 reads the directories given with -f with their subdirectories.
 
-apply publishes the objects in order; one NATS does not acknowledge (as
+apply publishes the objects in order, with sealed credentials first and then
+the propagation and override policies, so that a template applied with
+several policies that match it is claimed as Karmada's rules say (the
+highest priority, the most specific selector), not by whichever came
+first in the file; one NATS does not acknowledge (as
 while flotilla up restarts after a crash) is published again until it is
 stored or --timeout has passed. apply then waits up to --timeout for
 policyd's verdict on every object. It does not give up early: a policyd
@@ -152,16 +157,28 @@ func applyDocs(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, docs 
 	if len(msgs) == 0 {
 		return nil
 	}
-	// Sealed secrets first, so a Cluster finds its credentials.
-	ordered := make([]outgoing, 0, len(msgs))
-	for _, pass := range []bool{true, false} {
-		for _, m := range msgs {
-			if (m.event.Type() == string(events.TypeSecretSealed)) == pass {
-				ordered = append(ordered, m)
-			}
+	return publishAndConfirm(ctx, out, errw, bus, publishOrder(msgs), timeout)
+}
+
+// publishOrder is msgs in the order apply publishes them: sealed secrets
+// first, so a Cluster finds its credentials; then policies, so a template
+// that comes with several policies matching it is claimed by the one
+// Karmada's rules pick (readmodel.ApplyWarnings says which). Published
+// after the template, the first policy claimed it and kept it, as a
+// claimed template keeps its policy. The rest keep their file order.
+func publishOrder(msgs []outgoing) []outgoing {
+	rank := func(m outgoing) int {
+		switch {
+		case m.event.Type() == string(events.TypeSecretSealed):
+			return 0
+		case m.key.Group == "policy.karmada.io":
+			return 1
 		}
+		return 2
 	}
-	return publishAndConfirm(ctx, out, errw, bus, ordered, timeout)
+	ordered := slices.Clone(msgs)
+	slices.SortStableFunc(ordered, func(a, b outgoing) int { return rank(a) - rank(b) })
+	return ordered
 }
 
 // publishAndConfirm publishes the events and waits for policyd's verdict on

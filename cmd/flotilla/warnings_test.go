@@ -26,6 +26,10 @@ func TestApplyAndJoinWarnBeforeSurprises(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	failoverPolicy, err := os.ReadFile("../../examples/seed000/failover-policy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	typo := write("typo.yaml", "apiVersion: app/v1\nkind: Deployment\nmetadata: {name: typo}\nspec:\n  replicas: 1\n")
 	dup := write("dup.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: twice}\ndata: {a: \"1\"}\n---\n"+
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: twice}\ndata: {a: \"2\"}\n")
@@ -87,6 +91,18 @@ spec: {size: 1}
 				"propagationpolicy/failover-policy -n default claims it, as it claimed the template first and keeps it " +
 				"(only a policy with preemption: Always and a higher priority takes a claimed template)\n",
 			"deployment.apps/my-app configured (generation 2)\n"},
+		{"a template applied before two policies that match it is claimed by the one Karmada's rules pick", []string{"apply", "-f", write("claimed.yaml",
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: claimed, namespace: default, labels: {tier: claim-test}}\nspec:\n  replicas: 1\n"+
+				"  selector: {matchLabels: {app: claimed}}\n  template:\n    metadata: {labels: {app: claimed}}\n    spec: {containers: [{name: web, image: nginx}]}\n"+
+				"---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: a-any, namespace: default}\n"+
+				"spec:\n  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {tier: claim-test}}}]\n"+
+				"  placement: {clusterAffinity: {clusterNames: [cluster1]}}\n"+
+				"---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: z-named, namespace: default}\n"+
+				"spec:\n  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: claimed}]\n  placement: {clusterAffinity: {clusterNames: [cluster2]}}\n"),
+			"--timeout", "20s"}, 0,
+			"Warning: deployment/claimed -n default is matched by 2 policies (propagationpolicy/a-any -n default, propagationpolicy/z-named -n default): " +
+				"propagationpolicy/z-named -n default claims it, as it selects the template by name, propagationpolicy/a-any -n default only by a label selector\n", ""},
+		{"explain shows the policy the warning named", []string{"explain", "deploy/claimed"}, 0, "", "Policy:      propagationpolicy/z-named -n default\n"},
 		{"cluster9 in clusterNames is no member", []string{"apply", "-f", write("policy.yaml", strings.Replace(string(seedPolicy), "      - cluster2\n", "      - cluster9\n", 1)), "--timeout", "20s"}, 0,
 			"Warning: propagationpolicy/my-app-policy -n default: spec.placement.clusterAffinity.clusterNames[1]: cluster9 is not a member: nothing will be placed there\n",
 			"propagationpolicy.policy.karmada.io/my-app-policy configured (generation 2)\n"},
@@ -97,6 +113,13 @@ spec: {size: 1}
 			"propagationpolicy.policy.karmada.io/my-app-policy deleted\n"},
 		{"explain says the claiming policy was deleted", []string{"explain", "svc/my-app"}, 0, "",
 			"Policy:      propagationpolicy/my-app-policy -n default (deleted since: no policy claims the template now; it stays where it runs)\n"},
+		{"a policy whose selectors no longer select a template it claims leaves it unclaimed", []string{"apply", "-f",
+			write("failover.yaml", strings.Replace(string(failoverPolicy), "name: my-app", "name: my-other-app", 1)), "--timeout", "20s"}, 0,
+			"Warning: deployment/my-app -n default: propagationpolicy/failover-policy -n default no longer selects it; that leaves it unclaimed: " +
+				"it stays where it runs, and no policy places it anew\n",
+			"propagationpolicy.policy.karmada.io/failover-policy configured (generation 2)\n"},
+		{"explain says why its policy claims it no more", []string{"explain", "deploy/my-app"}, 0, "",
+			"Policy:      propagationpolicy/failover-policy -n default (it no longer selects the template: no policy claims the template now; it stays where it runs)\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, err := runCLI(t, url, tt.args...)
@@ -123,7 +146,13 @@ spec: {size: 1}
 			}
 		})
 	}
-	out, _, err := runCLI(t, url, "explain", "deploy", "my-app")
+	out, _, err := runCLI(t, url, "get", "templates")
+	for _, row := range strings.Split(out, "\n") {
+		if f := strings.Fields(row); len(f) > 4 && f[0] == "my-app" && f[1] == "Deployment" && f[4] != "<none>" {
+			t.Errorf("get templates names a policy that no longer selects deployment/my-app:\n%s", out)
+		}
+	}
+	out, _, err = runCLI(t, url, "explain", "deploy", "my-app")
 	if err != nil || !strings.Contains(out, "Policy:      propagationpolicy/failover-policy -n default") {
 		t.Errorf("explain after the warnings: %v\n%s", err, out)
 	}

@@ -47,6 +47,12 @@ func Claim(r policy.ResourceFacts, current *events.PolicyRef, pols []Candidate) 
 	return claimed
 }
 
+// Selects reports whether the policy's selectors select the template:
+// a PropagationPolicy only in its own namespace. A claimed template its
+// policy no longer selects is unclaimed (Karmada drops the claim): it
+// stays where it was propagated, and nothing places it anew.
+func (p *Candidate) Selects(r policy.ResourceFacts) bool { return matches(p, r) }
+
 func matches(p *Candidate, r policy.ResourceFacts) bool {
 	if p.Key.Kind == policy.KindPropagationPolicy && p.Key.Namespace != r.Namespace {
 		return false
