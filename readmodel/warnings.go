@@ -111,6 +111,11 @@ func ApplyWarnings(p Published, members []string, docs []validation.Document) []
 	for _, k := range sortedKeys(templates) {
 		ref, _ := p.ClaimingPolicy(k)
 		if ref == nil {
+			if touched[k] && len(matching(cands, policy.ResourceFactsOf(templates[k]))) == 0 {
+				if w := UnclaimedChange(p, k); w != "" {
+					out = append(out, w)
+				}
+			}
 			continue
 		}
 		holder := ref.Key()
@@ -123,6 +128,20 @@ func ApplyWarnings(p Published, members []string, docs []validation.Document) []
 		}
 	}
 	return out
+}
+
+// UnclaimedChange says that a change to the template at k reaches no
+// member when its placement stays from a policy that claims it no more
+// (ClaimLapse): policyd accepts the change and places nothing anew, as
+// Karmada does for a template whose claim it dropped. "" for any other
+// template.
+func UnclaimedChange(p Published, k events.ObjectKey) string {
+	lapse := p.ClaimLapse(k)
+	if lapse == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: no policy claims it (%s %s, %s): this change reaches no member, where it stays as it was placed",
+		refOf(k), refOf(p.Bindings[k].Policy.Key()), "claimed it", lapse)
 }
 
 // handOver says what becomes of template k when its policy holder stops

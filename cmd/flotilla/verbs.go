@@ -160,6 +160,9 @@ func newScale(g *globals) *cobra.Command {
 						return err
 					}
 					for _, r := range rs {
+						if w := readmodel.UnclaimedChange(p, r.Key); w != "" {
+							fmt.Fprintln(cmd.ErrOrStderr(), "Warning:", w)
+						}
 						obj := readmodel.AppliedObject(r)
 						spec, _ := obj["spec"].(map[string]any)
 						if _, ok := spec["replicas"]; !ok {

@@ -120,6 +120,9 @@ spec: {size: 1}
 			"propagationpolicy.policy.karmada.io/failover-policy configured (generation 2)\n"},
 		{"explain says why its policy claims it no more", []string{"explain", "deploy/my-app"}, 0, "",
 			"Policy:      propagationpolicy/failover-policy -n default (it no longer selects the template: no policy claims the template now; it stays where it runs)\n"},
+		{"scaling it warns that the change reaches no member", []string{"scale", "deploy/my-app", "--replicas", "5", "--timeout", "20s"}, 0,
+			"Warning: deployment/my-app -n default: no policy claims it (propagationpolicy/failover-policy -n default claimed it, it no longer selects the template): " +
+				"this change reaches no member, where it stays as it was placed\n", "deployment.apps/my-app scaled"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out, errOut, err := runCLI(t, url, tt.args...)
