@@ -3,6 +3,7 @@ package core
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -104,10 +105,25 @@ func (s *Scheduler) Decide(in DecideInput) events.PlacementDecision {
 	case last != nil:
 		p.AffinityName = last.AffinityName
 		if !res.Unfit {
-			p.Clusters = sin.Previous
+			p.Clusters = stillMembers(sin.Previous, in.Snapshot)
 		}
 	}
 	return p
+}
+
+// stillMembers is the previous result a failed decision keeps, without
+// the clusters that are no members any more (unjoined, their Cluster
+// deleted): nothing runs there for Flotilla now, and the placement listed
+// them as targets. Without a snapshot (none was given) it is prev.
+func stillMembers(prev []events.TargetCluster, snap *framework.Snapshot) []events.TargetCluster {
+	if snap == nil {
+		return prev
+	}
+	members := snap.Clusters()
+	return slices.DeleteFunc(slices.Clone(prev), func(tc events.TargetCluster) bool {
+		_, found := slices.BinarySearchFunc(members, tc.Name, func(c framework.ClusterInfo, name string) int { return strings.Compare(c.Name, name) })
+		return !found
+	})
 }
 
 // scheduleRecovered is Schedule with a panic turned into a failed result,

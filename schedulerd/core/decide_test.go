@@ -113,6 +113,11 @@ func TestDecide(t *testing.T) {
 			want: decided{Clusters: "a:4 b:2", Error: true, Affinity: "before"},
 		},
 		{
+			name: "another failure keeps the previous placement without a cluster that is no member any more",
+			in:   DecideInput{Binding: broken, Snapshot: three(nil), Previous: previous("a:4 gone:2")},
+			want: decided{Clusters: "a:4", Error: true, Affinity: "before"},
+		},
+		{
 			name: "another failure without a previous placement places nothing",
 			in:   DecideInput{Binding: broken, Snapshot: three(nil)},
 			want: decided{Error: true},
