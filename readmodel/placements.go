@@ -3,6 +3,7 @@ package readmodel
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -71,6 +72,10 @@ func ExplainPlacement(ms []Stored, ref, namespace string) (events.PlacementDecis
 	}
 	p, err := Resolve(ref, namespace, ps, decisionKey, "templates")
 	if errors.Is(err, ErrNotFound) {
+		if owners := dependencyOwners(ref, namespace, ps, removed); len(owners) > 0 {
+			return events.PlacementDecision{}, fmt.Errorf("%s -n %s has no placement of its own: it goes with %s (propagateDeps), wherever that goes",
+				shownRef(ref), namespace, strings.Join(owners, ", "))
+		}
 		return events.PlacementDecision{}, fmt.Errorf("no placement for %s -n %s: is the template applied and claimed by a policy? (flotilla get policies)", shownRef(ref), namespace)
 	}
 	if err == nil && removed[p.Key] {
@@ -80,6 +85,31 @@ func ExplainPlacement(ms []Stored, ref, namespace string) (events.PlacementDecis
 }
 
 func decisionKey(p events.PlacementDecision) events.ObjectKey { return p.Key }
+
+// dependencyOwners names, as `flotilla explain` takes them, with where
+// they are placed, the templates whose bindings carry the dependency ref
+// names in namespace (propagateDeps): it has no placement of its own.
+func dependencyOwners(ref, namespace string, ps []events.PlacementDecision, removed map[events.ObjectKey]bool) []string {
+	var deps []events.ObjectKey
+	owners := map[events.ObjectKey][]string{}
+	for _, p := range ps {
+		if p.Binding == nil || removed[p.Key] {
+			continue
+		}
+		for _, d := range p.Binding.Dependencies {
+			if _, seen := owners[d.Key]; !seen {
+				deps = append(deps, d.Key)
+			}
+			owners[d.Key] = append(owners[d.Key], fmt.Sprintf("%s/%s (on %s)", strings.ToLower(p.Key.Kind), p.Key.Name, noneIfEmpty(events.FormatTargets(p.Clusters))))
+		}
+	}
+	k, err := Resolve(ref, namespace, deps, func(k events.ObjectKey) events.ObjectKey { return k }, "templates")
+	if err != nil {
+		return nil
+	}
+	slices.Sort(owners[k])
+	return owners[k]
+}
 
 // shownRef is ref as kubectl names the object: the core group's kinds
 // without a group (configmap/x, not configmap.core/x, which resolving

@@ -11,8 +11,9 @@ import (
 
 func TestExplainPlacement(t *testing.T) {
 	r := &recorder{t: t}
-	binding := &events.Binding{Key: myApp, Replicas: 3}
-	decided := r.stored(events.TypePlacementDecided, events.PlacementDecision{Key: myApp, Binding: binding})
+	settings := events.ObjectKey{Kind: "ConfigMap", Namespace: "default", Name: "settings"}
+	binding := &events.Binding{Key: myApp, Replicas: 3, Dependencies: []events.Dependency{{Key: settings, APIVersion: "v1", Template: []byte(`{}`)}}}
+	decided := r.stored(events.TypePlacementDecided, events.PlacementDecision{Key: myApp, Binding: binding, Clusters: []events.TargetCluster{{Name: "cluster1", Replicas: 3}}})
 	withdrawn := r.stored(events.TypePlacementRemoved, events.PlacementDecision{Key: mySvc})
 	ms := []Stored{decided, withdrawn}
 	for _, tt := range []struct {
@@ -21,7 +22,9 @@ func TestExplainPlacement(t *testing.T) {
 		want    events.PlacementDecision
 		wantErr string
 	}{
-		{"a placed template's decision comes with its binding", "deploy/my-app", events.PlacementDecision{Key: myApp, Binding: binding}, ""},
+		{"a placed template's decision comes with its binding", "deploy/my-app", events.PlacementDecision{Key: myApp, Binding: binding, Clusters: []events.TargetCluster{{Name: "cluster1", Replicas: 3}}}, ""},
+		{"a dependency propagateDeps carries names the workload it goes with", "configmap/settings", events.PlacementDecision{},
+			"configmap/settings -n default has no placement of its own: it goes with deployment/my-app (on cluster1=3) (propagateDeps), wherever that goes"},
 		{"a withdrawn placement says the template was deleted", "svc/my-app", events.PlacementDecision{Key: mySvc}, "svc/my-app -n default was deleted; its placement was withdrawn"},
 		{"a template never placed is not found", "cm/my-app", events.PlacementDecision{},
 			"no placement for cm/my-app -n default: is the template applied and claimed by a policy? (flotilla get policies)"},
