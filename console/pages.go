@@ -64,7 +64,7 @@ func (s *Server) workload(w http.ResponseWriter, r *http.Request) {
 	d := workloadData{Ref: key.Ref()}
 	pol, _ := snap.fleet.Published.ClaimingPolicy(key)
 	d.Policy = policyName(pol)
-	d.Ready, d.Desired = t.Totals()
+	d.Ready, d.Desired = t.ReadyOfAsked()
 	// The live binding, whole; the placement's keeps only what the read
 	// model needs (readmodel.Decisions), for a template deleted since.
 	b := t.Placement.Binding

@@ -320,7 +320,7 @@ func newRow(snap *snapshot, t readmodel.Template, k events.ObjectKey, clusters [
 	} else if r, ok := snap.fleet.Published.Bindings[k]; ok && r.Replicas > 0 {
 		rw.HasReplicas = true
 	}
-	rw.Ready, rw.Desired = t.Totals()
+	rw.Ready, rw.Desired = t.ReadyOfAsked()
 	byCluster := map[string]events.WorkStatus{}
 	for _, s := range t.Work {
 		byCluster[s.Cluster] = s

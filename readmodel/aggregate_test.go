@@ -63,7 +63,8 @@ func TestAggregatedStatus(t *testing.T) {
 	}
 }
 
-// Decisions drops bindings but for what a statusAggregation script needs.
+// Decisions drops bindings but for what a statusAggregation script needs
+// and the replicas the template asks for.
 func TestDecisionsKeepOnlyTheAggregationScript(t *testing.T) {
 	r := &recorder{t: t}
 	tpl := json.RawMessage(`{"kind":"RayCluster"}`)
@@ -75,8 +76,8 @@ func TestDecisionsKeepOnlyTheAggregationScript(t *testing.T) {
 		r.stored(events.TypePlacementDecided, events.PlacementDecision{Key: mySvc, Binding: plain}),
 	})
 	want := []*events.Binding{
-		{Key: myApp, APIVersion: "ray.io/v1", Generation: 2, Template: tpl, Interpretation: &policy.Interpretation{Names: []string{"ray"}, StatusAggregation: "agg"}},
-		nil,
+		{Key: myApp, APIVersion: "ray.io/v1", Generation: 2, Replicas: 3, Template: tpl, Interpretation: &policy.Interpretation{Names: []string{"ray"}, StatusAggregation: "agg"}},
+		{Key: mySvc, Replicas: 3},
 	}
 	for i, p := range got {
 		if diff := cmp.Diff(want[i], p.Binding, cmpopts.IgnoreUnexported(events.Binding{})); diff != "" {

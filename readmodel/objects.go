@@ -218,6 +218,24 @@ func (t Template) Totals() (ready, desired int32) {
 	return ready, desired
 }
 
+// ReadyOfAsked is Totals with the replicas the template asks for in place
+// of those placed while a failed decision keeps fewer placed than that
+// (a scale-up a FederatedResourceQuota refused keeps the previous
+// clusters): READY then reads 2/4, as Karmada's READY (the template's
+// spec.replicas) does, instead of a 2/2 that hides the refusal.
+func (t Template) ReadyOfAsked() (ready, asked int32) {
+	ready, placed := t.Totals()
+	p := t.Placement
+	if p.Scheduled || p.Binding == nil || p.Binding.Replicas == 0 {
+		return ready, placed
+	}
+	asked = p.Binding.Replicas
+	if p.Strategy == string(policy.StrategyDuplicated) {
+		asked *= int32(len(p.Clusters))
+	}
+	return ready, max(placed, asked)
+}
+
 func (t Template) placed(cluster string) bool {
 	for _, c := range t.Placement.Clusters {
 		if c.Name == cluster {

@@ -30,18 +30,19 @@ func Decisions(ms []Stored) []events.PlacementDecision {
 
 // aggregationOnly keeps of a binding what the read model reads from a
 // placement's: the template and the statusAggregation script, when its
-// kind has one (FindTemplate runs it), and which dependencies it carries
-// (Join: they run where it is placed), without their templates; nil when
-// there is neither.
+// kind has one (FindTemplate runs it), which dependencies it carries
+// (Join: they run where it is placed), without their templates, and the
+// replicas the template asks for (Template.Totals); nil when there is
+// none of these.
 func aggregationOnly(b *events.Binding) *events.Binding {
 	if b == nil {
 		return nil
 	}
 	aggregates := b.Interpretation != nil && b.Interpretation.StatusAggregation != ""
-	if !aggregates && len(b.Dependencies) == 0 {
+	if !aggregates && len(b.Dependencies) == 0 && b.Replicas == 0 {
 		return nil
 	}
-	out := &events.Binding{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation}
+	out := &events.Binding{Key: b.Key, APIVersion: b.APIVersion, Generation: b.Generation, Replicas: b.Replicas}
 	for _, d := range b.Dependencies {
 		out.Dependencies = append(out.Dependencies, events.Dependency{Key: d.Key, APIVersion: d.APIVersion, Generation: d.Generation})
 	}

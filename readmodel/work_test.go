@@ -239,3 +239,48 @@ func TestADependencyRunsWhereItsWorkloadIsPlaced(t *testing.T) {
 		t.Errorf("the dependency's work: %v, want %v", got, want)
 	}
 }
+
+// READY shows the replicas the template asks for while a failed decision
+// keeps fewer placed (a scale-up the quota refused), as Karmada's READY
+// reads the template's spec.replicas; placed and asked agree otherwise.
+func TestReadyOfAskedShowsAScaleUpTheQuotaRefused(t *testing.T) {
+	on := func(cs ...string) []events.TargetCluster {
+		var out []events.TargetCluster
+		for _, c := range cs {
+			out = append(out, events.TargetCluster{Name: c, Replicas: 2})
+		}
+		return out
+	}
+	running := func(cs ...string) []events.WorkStatus {
+		var out []events.WorkStatus
+		for _, c := range cs {
+			out = append(out, events.WorkStatus{Key: myApp, Cluster: c, Phase: events.WorkApplied, Health: events.WorkHealthy, Replicas: 2, ReadyReplicas: 2})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name             string
+		p                events.PlacementDecision
+		work             []events.WorkStatus
+		ready, asked     int32
+		placedTotal      int32
+		readyTotalPlaced int32
+	}{
+		{"a Divided scale-up to 4 refused keeps 2 placed: 2/4", events.PlacementDecision{Key: myApp, Clusters: on("cluster1"), Strategy: "Divided",
+			Error: "QuotaExceeded: ...", Binding: &events.Binding{Replicas: 4}}, running("cluster1"), 2, 4, 2, 2},
+		{"a Duplicated scale-up to 3 refused on 2 clusters: 4/6", events.PlacementDecision{Key: myApp, Clusters: on("cluster1", "cluster2"), Strategy: "Duplicated",
+			Error: "QuotaExceeded: ...", Binding: &events.Binding{Replicas: 3}}, running("cluster1", "cluster2"), 4, 6, 4, 4},
+		{"a scheduled placement: what is placed", events.PlacementDecision{Key: myApp, Scheduled: true, Clusters: on("cluster1"), Strategy: "Divided",
+			Binding: &events.Binding{Replicas: 2}}, running("cluster1"), 2, 2, 2, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tpl := Fleet{Decisions: []events.PlacementDecision{c.p}, Work: Work{Items: c.work}}.Template(myApp)
+			if ready, asked := tpl.ReadyOfAsked(); ready != c.ready || asked != c.asked {
+				t.Errorf("ReadyOfAsked %d/%d, want %d/%d", ready, asked, c.ready, c.asked)
+			}
+			if ready, placed := tpl.Totals(); ready != c.readyTotalPlaced || placed != c.placedTotal {
+				t.Errorf("Totals %d/%d, want %d/%d (the members' counts, for status)", ready, placed, c.readyTotalPlaced, c.placedTotal)
+			}
+		})
+	}
+}

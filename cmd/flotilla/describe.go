@@ -179,7 +179,7 @@ func describeWork(out io.Writer, v readmodel.Template, f readmodel.Fleet) {
 	if p.Error != "" {
 		fmt.Fprintf(w, "Reason:\t%s\n", p.Error)
 	}
-	ready, desired := v.Totals()
+	ready, desired := v.ReadyOfAsked()
 	fmt.Fprintf(w, "Replicas:\t%d ready of %d desired\n", ready, desired)
 	_ = w.Flush()
 	printAggregated(out, v)

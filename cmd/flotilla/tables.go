@@ -108,7 +108,7 @@ func readyOf(t readmodel.Template) string {
 	if t.Placement.DecidedAt.IsZero() && len(t.Work) == 0 {
 		return "-"
 	}
-	ready, desired := t.Totals()
+	ready, desired := t.ReadyOfAsked()
 	if desired == 0 {
 		return "-"
 	}
