@@ -22,8 +22,12 @@ import (
 // listFlags are kubectl's selection flags: -n, -A and -l.
 type listFlags struct {
 	namespace string
-	all       bool
-	selector  string
+	// namespaceOnly: -n was given, so a list of bindings (work,
+	// placements) leaves the cluster-scoped ones out, as kubectl get rb -n
+	// lists no ClusterResourceBinding.
+	namespaceOnly bool
+	all           bool
+	selector      string
 	printFlags
 }
 
@@ -68,6 +72,7 @@ placements as work.karmada.io ResourceBinding; ` + "`apply -f -`" + ` and ` + "`
 			if err := l.check(); err != nil {
 				return err
 			}
+			l.namespaceOnly = cmd.Flags().Changed("namespace")
 			sel, err := labels.Parse(l.selector)
 			if err != nil {
 				return fmt.Errorf("-l %q: %w", l.selector, err)
@@ -203,6 +208,9 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 	// Work and placements are selected by their template's labels, below.
 	bindingView := t.Resource.View == readmodel.ViewWork || t.Resource.View == readmodel.ViewPlacements
 	keep := func(obj *unstructured.Unstructured) bool {
+		if bindingView && l.namespaceOnly && !l.all && obj.GetNamespace() == "" {
+			return false
+		}
 		return l.wants(obj.GetNamespace()) && (bindingView || sel.Matches(labels.Set(obj.GetLabels())))
 	}
 	add := func(obj any, cells ...[]any) error {

@@ -94,6 +94,29 @@ func TestGetOfAnUnknownKindIsAnError(t *testing.T) {
 	}
 }
 
+// kubectl get rb -n NS lists no ClusterResourceBinding: placements and
+// work of cluster-scoped templates are left out of a list that -n names,
+// and listed without it (the default namespace's, as before) and with -A.
+func TestGetPlacementsInANamespaceLeavesTheClusterScopedOut(t *testing.T) {
+	v := recordedViews(t)
+	crd := events.ObjectKey{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition", Name: "widgets.example.io"}
+	v.fleet.Decisions = append(v.fleet.Decisions, events.PlacementDecision{Key: crd, Scheduled: true, DecidedAt: recordedAt,
+		Clusters: []events.TargetCluster{{Name: "cluster1"}}})
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"placements", "-n", "default"}, false},
+		{[]string{"placements"}, true},
+		{[]string{"placements", "-A"}, true},
+	} {
+		out := printed(t, func(b *bytes.Buffer) error { return getPrinted(b, v, c.args...) })
+		if got := strings.Contains(out, "widgets.example.io"); got != c.want || !strings.Contains(out, "my-app") {
+			t.Errorf("get %s lists the CRD's placement: %v, want %v\n%s", strings.Join(c.args, " "), got, c.want, out)
+		}
+	}
+}
+
 func TestGetWorkWithJSONShowsTheJoinedPhaseNotTheLostClustersUnknown(t *testing.T) {
 	v := recordedViews(t)
 	out := printed(t, func(b *bytes.Buffer) error { return getPrinted(b, v, "work", "-A", "-o", "json") })

@@ -65,6 +65,7 @@ func getPrinted(b *bytes.Buffer, v views, args ...string) error {
 		l := &listFlags{}
 		l.namespace, _ = cmd.Flags().GetString("namespace")
 		l.all, _ = cmd.Flags().GetBool("all-namespaces")
+		l.namespaceOnly = cmd.Flags().Changed("namespace")
 		l.selector, _ = cmd.Flags().GetString("selector")
 		l.output, _ = cmd.Flags().GetString("output")
 		l.noHeaders, _ = cmd.Flags().GetBool("no-headers")
