@@ -79,7 +79,7 @@ func WriteExplanation(out io.Writer, p events.PlacementDecision, f Fleet) {
 			continue
 		}
 		score, _ := p.Scores.Score(n)
-		fmt.Fprintf(w, "  %s\tfeasible\t%d\t\n", n, score)
+		fmt.Fprintf(w, "  %s\tfeasible\t%d\t%s\n", n, score, notSelected(p, n))
 	}
 	_ = w.Flush()
 	if len(p.Evictions) > 0 {
@@ -137,4 +137,17 @@ func noneIfEmpty(s string) string {
 		return "<none>"
 	}
 	return s
+}
+
+// notSelected says why feasible cluster n is not in scheduled placement p
+// ("" when it is, or p was not scheduled): spreadConstraints chose other
+// clusters, or the division gave it no replicas.
+func notSelected(p events.PlacementDecision, n string) string {
+	if !p.Scheduled || slices.ContainsFunc(p.Clusters, func(c events.TargetCluster) bool { return c.Name == n }) {
+		return ""
+	}
+	if b := p.Binding; b != nil && b.Spec != nil && len(b.Spec.Placement.SpreadConstraints) > 0 {
+		return "not selected: spreadConstraints chose other clusters (by score)"
+	}
+	return "not selected: the division gave it no replicas"
 }

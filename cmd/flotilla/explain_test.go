@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flotilla-io/flotilla/events"
+	"github.com/flotilla-io/flotilla/events/policy"
 	"github.com/flotilla-io/flotilla/readmodel"
 )
 
@@ -54,5 +56,27 @@ Warning:     spec.placement: empty
 	got := printed(t, func(b *bytes.Buffer) error { readmodel.WriteExplanation(b, p, readmodel.Fleet{}); return nil })
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("explain (-want +got):\n%s", diff)
+	}
+}
+
+// A feasible cluster that spreadConstraints (or the division) left out is
+// said to be not selected, and why; it read as if it were placed on.
+func TestExplainSaysWhyAFeasibleClusterIsNotSelected(t *testing.T) {
+	spread := &events.Binding{Key: appKey, Spec: &policy.PropagationSpec{Placement: policy.Placement{
+		SpreadConstraints: []policy.SpreadConstraint{{SpreadByField: "cluster", MaxGroups: 1, MinGroups: 1}}}}}
+	for _, c := range []struct {
+		name    string
+		binding *events.Binding
+		want    string
+	}{
+		{"spreadConstraints", spread, "  cluster2   feasible   0       not selected: spreadConstraints chose other clusters (by score)\n"},
+		{"the division", &events.Binding{Key: appKey}, "  cluster2   feasible   0       not selected: the division gave it no replicas\n"},
+	} {
+		p := events.PlacementDecision{Key: appKey, Generation: 1, Scheduled: true, Strategy: "Divided", DecidedAt: recordedAt, Binding: c.binding,
+			Feasible: []string{"cluster1", "cluster2"}, Clusters: []events.TargetCluster{{Name: "cluster1", Replicas: 2}}}
+		got := printed(t, func(b *bytes.Buffer) error { readmodel.WriteExplanation(b, p, readmodel.Fleet{}); return nil })
+		if !strings.Contains(got, c.want) || !strings.Contains(got, "  cluster1   feasible   0       \n") {
+			t.Errorf("%s: explain:\n%s\nwant the line:\n%s", c.name, got, c.want)
+		}
 	}
 }
