@@ -32,9 +32,9 @@ shop        web      cluster2   Pending    2d    Deployment   0/1     -         
 `},
 		{"get work lists one namespace", func(b *bytes.Buffer) error {
 			return getPrinted(b, v, "work", "-n", "shop")
-		}, `NAME   CLUSTER    STATUS     AGE
-web    cluster1   Deleting   3d
-web    cluster2   Pending    2d
+		}, `NAME   CLUSTER    STATUS     AGE   KIND
+web    cluster1   Deleting   3d    Deployment
+web    cluster2   Pending    2d    Deployment
 `},
 		{"get templates -A -o wide names the claiming policy only while it exists", func(b *bytes.Buffer) error {
 			return getPrinted(b, v, "templates", "-A", "-o", "wide")

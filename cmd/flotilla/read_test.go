@@ -34,7 +34,7 @@ func TestGetReadsPastAnUnreadableLatestRowAndWarns(t *testing.T) {
 		wantOut string
 	}{
 		{[]string{"get", "placements"}, "NAME     KIND         SCHEDULED   CLUSTERS     AGE\nmy-app   Deployment   true        cluster1:2   3d\n"},
-		{[]string{"get", "work"}, "NAME     CLUSTER    STATUS    AGE\nmy-app   cluster1   Pending   3d\n"},
+		{[]string{"get", "work"}, "NAME     CLUSTER    STATUS    AGE   KIND\nmy-app   cluster1   Pending   3d    Deployment\n"},
 	} {
 		t.Run(tt.args[1], func(t *testing.T) {
 			out, errw, err := runCLI(t, url, tt.args...)

@@ -35,7 +35,7 @@ var (
 	clusterColumns   = []string{"NAME", "VERSION", "MODE", "READY", "AGE", "STATE+", "PROVIDER+", "REGION+", "NODES+", "CPU(ALLOC/USED)+", "MEMORY(ALLOC/USED)+"}
 	templateColumns  = []string{"NAME", "KIND", "READY", "GENERATION", "POLICY", "AGE", "BINDING REVISION+", "WARNINGS+"}
 	policyColumns    = []string{"NAME", "KIND", "GENERATION", "AGE"}
-	workColumns      = []string{"NAME", "CLUSTER", "STATUS", "AGE", "KIND+", "READY+", "HEALTH+", "GENERATION+", "OVERRIDES+", "MESSAGE+"}
+	workColumns      = []string{"NAME", "CLUSTER", "STATUS", "AGE", "KIND", "READY+", "HEALTH+", "GENERATION+", "OVERRIDES+", "MESSAGE+"}
 	placementColumns = []string{"NAME", "KIND", "SCHEDULED", "CLUSTERS", "AGE", "STRATEGY+", "GENERATION+", "EVICTED+", "REASON+"}
 	deadLetterCols   = []string{"NAME", "CONSUMER", "SUBJECT", "REASON", "AGE", "STREAM+", "SEQUENCE+", "DELIVERIES+"}
 	instanceColumns  = []string{"DAEMON", "INSTANCE", "VERSION", "OWNS", "HEARTBEAT", "NATS-NODE"}
