@@ -354,7 +354,9 @@ func (w *worker) remove(ctx context.Context, cause events.Event, key events.Obje
 	delete(w.desired, key)
 	last, ok := w.work[key]
 	if !ok || last.Phase == events.WorkDeleted {
-		return nil
+		// Gone already (a redelivery after publishing failed): a CRD that
+		// waited for it may not have been removed yet.
+		return w.removeAwaitedDefinitions(ctx, cause, key)
 	}
 	if waits, err := w.awaitResources(ctx, cause, key, gen, rev); waits || err != nil {
 		return err // a CRD leaves after its custom resources (definitions.go)

@@ -210,10 +210,11 @@ func (w *worker) releaseOnLeaving(ctx context.Context, cause events.Event) error
 	defer w.mu.Unlock()
 	for _, st := range events.SortedByKey(w.work) {
 		p, placed := w.placed[st.Key]
-		if st.Phase == events.WorkDeleted || !placed {
+		_, awaits := w.awaiting[st.Key] // its custom resources stay: so does it
+		if st.Phase == events.WorkDeleted || (!placed && !awaits) {
 			continue
 		}
-		if f, _, _ := disposition(p, w.name); f == fateRemove {
+		if f, _, _ := disposition(p, w.name); f == fateRemove && !awaits {
 			continue
 		}
 		if err := w.markReleased(ctx, cause, st); err != nil {

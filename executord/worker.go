@@ -45,6 +45,9 @@ type worker struct {
 	// held are the applies and removals the member could not take yet,
 	// retried by the resync loop (see held.go).
 	held map[events.ObjectKey]*held
+	// awaiting are the CRDs whose removal waits for the custom resources
+	// of their kind here (definitions.go).
+	awaiting map[events.ObjectKey]definedKind
 	// consumer is set once the cluster's durable consumer is bound.
 	consumer atomic.Pointer[natsbus.Consumer]
 }
@@ -62,7 +65,7 @@ func newWorker(d *Daemon, name string, reg events.ClusterRegistration, rc *rest.
 		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery())),
 		work:   map[events.ObjectKey]events.WorkStatus{}, placed: map[events.ObjectKey]events.PlacementDecision{},
 		desired: map[events.ObjectKey]map[string]any{}, depsOf: map[events.ObjectKey][]events.ObjectKey{}, namespaces: map[string]bool{},
-		held: map[events.ObjectKey]*held{}}, nil
+		held: map[events.ObjectKey]*held{}, awaiting: map[events.ObjectKey]definedKind{}}, nil
 }
 
 // ConsumerFor names the durable consumer that serves a cluster.

@@ -208,6 +208,11 @@ func (d *Daemon) rebuild(ctx context.Context) error {
 		st.inputs[k] = max(st.inputs[k], seq)
 	}
 	st.bindings, st.bindingLive, st.bindingCause = p.Bindings, p.Live, p.Causes
+	for k, live := range p.Live {
+		if live && p.ClaimLapse(k) != "" {
+			st.lapsed[k] = true
+		}
+	}
 	regs, err := d.deps.Bus.LatestPerSubject(ctx, events.StreamPolicy, events.AllMembers)
 	if err != nil {
 		return err

@@ -392,16 +392,22 @@ func (h *Handler) rebind(ctx context.Context, cause events.Event, key events.Obj
 	}
 	last, had := h.st.bindings[key]
 	var current *events.PolicyRef
-	if had && h.st.bindingLive[key] {
+	if had && h.st.bindingLive[key] && !h.st.lapsed[key] {
 		current = last.Policy
 	}
 	facts := t.Facts()
 	claimed := binding.Claim(facts, current, h.st.sortedPolicies())
 	if claimed == nil {
 		// Unclaimed: Karmada leaves what was propagated in place when its
-		// policy goes away; a template never claimed is simply not placed.
+		// policy goes away or stops selecting it, and drops the claim (the
+		// read model's Published.ClaimLapse); a template never claimed is
+		// simply not placed.
+		if had && h.st.bindingLive[key] {
+			h.st.lapsed[key] = true
+		}
 		return false, nil
 	}
+	delete(h.st.lapsed, key)
 	b := binding.Build(t, claimed, policy.ApplicableOverrides(facts, h.st.sortedOverrides()), h.st.priorityClass)
 	h.st.keepSpecEncoding(&b)
 	propagateDeps := claimed.Policy.Spec.PropagateDeps
@@ -463,6 +469,7 @@ func (h *Handler) unbind(ctx context.Context, cause events.Event, key events.Obj
 		return err
 	}
 	h.st.bindings[key], h.st.bindingLive[key], h.st.bindingCause[key] = b, false, cause.ID()
+	delete(h.st.lapsed, key)
 	h.metrics.bindings.WithLabelValues("removed").Inc()
 	return nil
 }

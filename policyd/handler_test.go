@@ -115,6 +115,38 @@ func TestClaimedTemplateKeepsItsPolicyUntilPreemption(t *testing.T) {
 	}
 }
 
+// Karmada drops a claim when its policy no longer selects the template:
+// when the template's labels change so that no policy selects it, and
+// later so that its old policy and a higher-priority one both do, the
+// higher-priority one claims it; the old policy did not keep a claim it
+// had lost.
+func TestAClaimLapsesWhenItsPolicyNoLongerSelectsTheTemplate(t *testing.T) {
+	rec := &eventstest.Recorder{}
+	h := NewHandler(rec, "t", zap.NewNop())
+	ctx := context.Background()
+	labelled := func(labels string) string {
+		return strings.Replace(deployment, "labels: {app: my-app}}", "labels: {"+labels+"}}", 1)
+	}
+	for _, doc := range []string{
+		policyDoc("by-app", ", labelSelector: {matchLabels: {app: my-app}}", 0),
+		policyDoc("gold", ", labelSelector: {matchLabels: {tier: gold}}", 5),
+		deployment,                          // by-app claims it
+		labelled("app: other"),              // no policy selects it: the claim lapses
+		labelled("app: my-app, tier: gold"), // both select it: gold's priority wins
+	} {
+		if err := h.Handle(ctx, applied(t, doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bs := bindings(rec)
+	if len(bs) < 2 || bs[0].Policy.Name != "by-app" {
+		t.Fatalf("bindings: %+v", bs)
+	}
+	if last := bs[len(bs)-1]; last.Policy.Name != "gold" {
+		t.Fatalf("a lapsed claim was kept by %s, which selected the template again, over the higher-priority gold", last.Policy.Name)
+	}
+}
+
 func TestUnclaimedTemplatePicksTheMostSpecificPolicy(t *testing.T) {
 	rec := &eventstest.Recorder{}
 	h := NewHandler(rec, "t", zap.NewNop())

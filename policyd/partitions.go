@@ -135,6 +135,7 @@ func (h *Handler) Forget(lost func(events.ObjectKey) bool) {
 			h.st.remove(k)
 			delete(h.st.bindings, k)
 			delete(h.st.bindingLive, k)
+			delete(h.st.lapsed, k)
 			delete(h.st.bindingCause, k)
 			delete(h.st.inputs, k)
 			delete(h.causes, k)
@@ -212,6 +213,7 @@ func (h *Handler) TakeOver(ctx context.Context, pub published, regs map[string]e
 	for k, pb := range pub.Bindings {
 		if b, ok := h.st.bindings[k]; taken(k) && (!ok || pb.Revision > b.Revision) {
 			h.st.bindings[k], h.st.bindingLive[k], h.st.bindingCause[k] = pb, pub.Live[k], pub.Causes[k]
+			h.st.lapsed[k] = pub.ClaimLapse(k) != ""
 		}
 	}
 	for k, seq := range pub.removed {

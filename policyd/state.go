@@ -22,6 +22,10 @@ type state struct {
 	secrets      map[string]events.SealedSecret // "<namespace>/<name>"
 	bindings     map[events.ObjectKey]events.Binding
 	bindingLive  map[events.ObjectKey]bool
+	// lapsed: the template's live binding names a policy that claims it no
+	// more (deleted, or no longer selecting it): Karmada drops the claim,
+	// so the next claim is decided afresh, not kept by that policy.
+	lapsed map[events.ObjectKey]bool
 	// bindingCause: the id of the event that caused the latest binding (an
 	// applied template's redelivery finds its answer there).
 	bindingCause  map[events.ObjectKey]string
@@ -61,7 +65,7 @@ func newState() *state {
 		records: map[events.ObjectKey]events.ObjectRecord{}, templates: map[events.ObjectKey]*binding.Template{},
 		propagations: map[events.ObjectKey]binding.Candidate{}, overrides: map[events.ObjectKey]policy.OverridePolicy{},
 		clusters: map[string]policy.Cluster{}, secrets: map[string]events.SealedSecret{},
-		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{}, bindingCause: map[events.ObjectKey]string{},
+		bindings: map[events.ObjectKey]events.Binding{}, bindingLive: map[events.ObjectKey]bool{}, lapsed: map[events.ObjectKey]bool{}, bindingCause: map[events.ObjectKey]string{},
 		registrations: map[string]events.ClusterRegistration{}, deregistered: map[string]int64{},
 		priorityClasses: map[string]int32{}, inputs: map[events.ObjectKey]uint64{},
 		interpreters: map[events.ObjectKey]policy.ResourceInterpreterCustomization{},

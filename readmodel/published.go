@@ -7,6 +7,7 @@ import (
 	"errors"
 	"reflect"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/flotilla-io/flotilla/events"
@@ -49,12 +50,22 @@ type Published struct {
 	Live map[events.ObjectKey]bool
 	// Causes: the id of the event that caused each template's latest binding.
 	Causes map[events.ObjectKey]string
+	// claimants caches the propagation policies ClaimLapse decoded (nil in
+	// a Published not made by NewPublished: it decodes every time).
+	claimants *claimantCache
+}
+
+// claimantCache holds decoded propagation policies by key, each dropped
+// when Apply changes its record.
+type claimantCache struct {
+	mu sync.Mutex
+	m  map[events.ObjectKey]*binding.Candidate
 }
 
 // NewPublished returns an empty Published, ready for Apply.
 func NewPublished() Published {
 	return Published{Records: map[events.ObjectKey]events.ObjectRecord{}, Bindings: map[events.ObjectKey]events.Binding{},
-		Live: map[events.ObjectKey]bool{}, Causes: map[events.ObjectKey]string{}}
+		Live: map[events.ObjectKey]bool{}, Causes: map[events.ObjectKey]string{}, claimants: &claimantCache{m: map[events.ObjectKey]*binding.Candidate{}}}
 }
 
 // FoldPublished folds the latest object and binding event of every subject
@@ -87,11 +98,13 @@ func (p *Published) Apply(e events.Event) {
 		var r events.ObjectRecord
 		if events.Decode(e, &r) == nil {
 			p.Records[r.Key] = r
+			p.claimants.forget(r.Key)
 		}
 	case events.TypeObjectRemoved:
 		var r events.ObjectRecord
 		if events.Decode(e, &r) == nil {
 			delete(p.Records, r.Key)
+			p.claimants.forget(r.Key)
 		}
 	case events.TypeBindingChanged, events.TypeBindingRemoved:
 		var b events.Binding
@@ -147,21 +160,75 @@ func (p Published) ClaimLapse(key events.ObjectKey) string {
 	if !ok || !p.Live[key] || b.Policy == nil {
 		return ""
 	}
-	pol, ok := p.Records[b.Policy.Key()]
-	if !ok {
-		return "deleted since"
+	c := p.claimant(b.Policy.Key())
+	if c == nil {
+		if _, ok := p.Records[b.Policy.Key()]; !ok {
+			return "deleted since"
+		}
+		return "" // unreadable: say nothing
 	}
-	tpl, ok := p.Records[key]
-	var pp policy.PropagationPolicy
-	var obj map[string]any
-	if !ok || json.Unmarshal(pol.Object, &pp) != nil || json.Unmarshal(tpl.Object, &obj) != nil {
-		return ""
-	}
-	c := binding.Candidate{Key: b.Policy.Key(), Policy: pp}
-	if !c.Selects(policy.ResourceFactsOf(obj)) {
+	facts, ok := p.templateFacts(key)
+	if ok && !c.Selects(facts) {
 		return "it no longer selects the template"
 	}
 	return ""
+}
+
+// claimant is the propagation policy at key, decoded once (claimants);
+// nil when there is none or it does not decode.
+func (p Published) claimant(key events.ObjectKey) *binding.Candidate {
+	if p.claimants != nil {
+		p.claimants.mu.Lock()
+		defer p.claimants.mu.Unlock()
+		if c, ok := p.claimants.m[key]; ok {
+			return c
+		}
+	}
+	var c *binding.Candidate
+	if rec, ok := p.Records[key]; ok {
+		var pp policy.PropagationPolicy
+		if json.Unmarshal(rec.Object, &pp) == nil {
+			c = &binding.Candidate{Key: key, Policy: pp}
+		}
+	}
+	if p.claimants != nil {
+		p.claimants.m[key] = c
+	}
+	return c
+}
+
+// forget drops key's decoded policy (its record changed).
+func (c *claimantCache) forget(key events.ObjectKey) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.m, key)
+	c.mu.Unlock()
+}
+
+// templateFacts reads what resource selectors look at from the template's
+// record: its metadata only, not the whole object.
+func (p Published) templateFacts(key events.ObjectKey) (policy.ResourceFacts, bool) {
+	rec, ok := p.Records[key]
+	if !ok {
+		return policy.ResourceFacts{}, false
+	}
+	var head struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name      string         `json:"name"`
+			Namespace string         `json:"namespace"`
+			Labels    map[string]any `json:"labels"`
+		} `json:"metadata"`
+	}
+	if events.UnmarshalJSON(rec.Object, &head) != nil {
+		return policy.ResourceFacts{}, false
+	}
+	md := head.Metadata
+	return policy.ResourceFactsOf(map[string]any{"apiVersion": head.APIVersion, "kind": head.Kind,
+		"metadata": map[string]any{"name": md.Name, "namespace": md.Namespace, "labels": md.Labels}}), true
 }
 
 // Created is when the object at key was first accepted (its AGE), or

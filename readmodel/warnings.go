@@ -3,6 +3,7 @@ package readmodel
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -101,14 +102,20 @@ func ApplyWarnings(p Published, members []string, docs []validation.Document) []
 		if !byApplied {
 			continue
 		}
-		var current *events.PolicyRef
-		if b, ok := p.Bindings[k]; ok && p.Live[k] {
-			current = b.Policy
+		current, _ := p.ClaimingPolicy(k) // nil too when its claim lapsed
+		if current == nil && !touched[k] {
+			// An accepted template no policy claims: each applied policy
+			// is rebound to it as it arrives, so the first to match
+			// claims it, and the later ones only preempt.
+			current = firstClaimant(facts, matched, applied, docs)
 		}
 		winner := binding.Claim(facts, current, matched)
 		out = append(out, claimWarning(k, facts, current, winner, matched))
 	}
 	for _, k := range sortedKeys(templates) {
+		if !touched[k] && len(applied) == 0 {
+			continue // nothing applied changes its claim
+		}
 		ref, _ := p.ClaimingPolicy(k)
 		if ref == nil {
 			if touched[k] && len(matching(cands, policy.ResourceFactsOf(templates[k]))) == 0 {
@@ -128,6 +135,30 @@ func ApplyWarnings(p Published, members []string, docs []validation.Document) []
 		}
 	}
 	return out
+}
+
+// firstClaimant is the policy that claims an unclaimed accepted template
+// when the applied policies (docs order, as apply publishes them) arrive
+// one after the other: the first whose arrival makes a policy match claims
+// it, by Karmada's rules among those matching then. nil when none does.
+func firstClaimant(facts policy.ResourceFacts, matched []binding.Candidate, applied map[events.ObjectKey]bool, docs []validation.Document) *events.PolicyRef {
+	var before []binding.Candidate // the accepted policies that match
+	for _, c := range matched {
+		if !applied[c.Key] {
+			before = append(before, c)
+		}
+	}
+	for _, d := range docs {
+		k := events.KeyOf(d.APIVersion, d.Kind, d.Namespace, d.Name)
+		i := slices.IndexFunc(matched, func(c binding.Candidate) bool { return c.Key == k })
+		if i < 0 || !applied[k] {
+			continue
+		}
+		if c := binding.Claim(facts, nil, append(before, matched[i])); c != nil {
+			return &events.PolicyRef{Kind: c.Key.Kind, Namespace: c.Key.Namespace, Name: c.Key.Name}
+		}
+	}
+	return nil
 }
 
 // UnclaimedChange says that a change to the template at k reaches no

@@ -195,7 +195,8 @@ func drainCluster(ctx context.Context, out, errw io.Writer, bus *natsbus.Bus, p 
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%d template(s) still have work in %s after %s: %v (a failover never deletes the last copy: delete the template, "+
+			return fmt.Errorf("%d template(s) still have work in %s after %s: %v (a failover never deletes the last copy, "+
+				"and a CustomResourceDefinition leaves after the custom resources of its kind: delete the template, "+
 				"or unjoin --cascade=orphan to leave them); %s stays joined, tainted %s", len(left), cluster, drain, left, cluster, unjoinTaint)
 		}
 		select {

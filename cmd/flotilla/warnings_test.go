@@ -103,6 +103,20 @@ spec: {size: 1}
 			"Warning: deployment/claimed -n default is matched by 2 policies (propagationpolicy/a-any -n default, propagationpolicy/z-named -n default): " +
 				"propagationpolicy/z-named -n default claims it, as it selects the template by name, propagationpolicy/a-any -n default only by a label selector\n", ""},
 		{"explain shows the policy the warning named", []string{"explain", "deploy/claimed"}, 0, "", "Policy:      propagationpolicy/z-named -n default\n"},
+		{"an unclaimed template is applied alone", []string{"apply", "-f", write("orphan.yaml",
+			"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: orphan, namespace: default, labels: {tier: orphan-test}}\nspec:\n  replicas: 1\n"+
+				"  selector: {matchLabels: {app: orphan}}\n  template:\n    metadata: {labels: {app: orphan}}\n    spec: {containers: [{name: web, image: nginx}]}\n"),
+			"--timeout", "20s"}, 0, "", "deployment.apps/orphan created"},
+		{"two policies applied over it: the first in the file claims it, and the warning says so", []string{"apply", "-f", write("orphan-policies.yaml",
+			"apiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: o-first, namespace: default}\n"+
+				"spec:\n  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, labelSelector: {matchLabels: {tier: orphan-test}}}]\n"+
+				"  placement: {clusterAffinity: {clusterNames: [cluster1]}}\n"+
+				"---\napiVersion: policy.karmada.io/v1alpha1\nkind: PropagationPolicy\nmetadata: {name: o-named, namespace: default}\n"+
+				"spec:\n  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: orphan}]\n  placement: {clusterAffinity: {clusterNames: [cluster2]}}\n"),
+			"--timeout", "20s"}, 0,
+			"Warning: deployment/orphan -n default is matched by 2 policies (propagationpolicy/o-first -n default, propagationpolicy/o-named -n default): " +
+				"propagationpolicy/o-first -n default claims it, as it claimed the template first and keeps it", ""},
+		{"explain shows the first policy claims it", []string{"explain", "deploy/orphan"}, 0, "", "Policy:      propagationpolicy/o-first -n default\n"},
 		{"cluster9 in clusterNames is no member", []string{"apply", "-f", write("policy.yaml", strings.Replace(string(seedPolicy), "      - cluster2\n", "      - cluster9\n", 1)), "--timeout", "20s"}, 0,
 			"Warning: propagationpolicy/my-app-policy -n default: spec.placement.clusterAffinity.clusterNames[1]: cluster9 is not a member: nothing will be placed there\n",
 			"propagationpolicy.policy.karmada.io/my-app-policy configured (generation 2)\n"},
