@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/flotilla-io/flotilla/events/eventstest"
 	"github.com/flotilla-io/flotilla/events/natsbus"
@@ -253,7 +254,22 @@ func TestAnInstanceWhoseWritesLandedButWhoseAcknowledgementsWereLostKeepsItsName
 		t.Fatalf("owned (-want +got):\n%s", diff)
 	}
 
-	time.Sleep(1500 * time.Millisecond) // cut off past its lease (1s): every key of its expired
+	// Cut off past its lease (1s): every key of its expires. The server
+	// expires them on its own timer, which a loaded machine delays: wait
+	// until they are gone rather than a fixed time.
+	time.Sleep(1500 * time.Millisecond)
+	leases, err := bus.JetStream().KeyValue(ctx, natsbus.LeasesBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if keys, err := leases.Keys(ctx); errors.Is(err, jetstream.ErrNoKeysFound) || (err == nil && len(keys) == 0) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("its lease keys did not expire within 15 s of its lease")
+		}
+	}
 	gained, _, err := a.Balance(ctx, items)
 	if err != nil {
 		t.Fatalf("after its keys expired with nobody else about: %v, want them made again", err)
