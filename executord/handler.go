@@ -209,13 +209,15 @@ func (w *worker) releaseOnLeaving(ctx context.Context, cause events.Event) error
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, st := range events.SortedByKey(w.work) {
-		p, placed := w.placed[st.Key]
-		_, awaits := w.awaiting[st.Key] // its custom resources stay: so does it
-		if st.Phase == events.WorkDeleted || (!placed && !awaits) {
+		if st.Phase == events.WorkDeleted {
 			continue
 		}
-		if f, _, _ := disposition(p, w.name); f == fateRemove && !awaits {
-			continue
+		// A CRD whose removal waits stays with its custom resources.
+		if _, awaits := w.awaiting[st.Key]; !awaits {
+			p, placed := w.placed[st.Key]
+			if f, _, _ := disposition(p, w.name); !placed || f == fateRemove {
+				continue
+			}
 		}
 		if err := w.markReleased(ctx, cause, st); err != nil {
 			return err

@@ -215,20 +215,14 @@ func (p Published) templateFacts(key events.ObjectKey) (policy.ResourceFacts, bo
 		return policy.ResourceFacts{}, false
 	}
 	var head struct {
-		APIVersion string `json:"apiVersion"`
-		Kind       string `json:"kind"`
-		Metadata   struct {
-			Name      string         `json:"name"`
-			Namespace string         `json:"namespace"`
-			Labels    map[string]any `json:"labels"`
-		} `json:"metadata"`
+		APIVersion string         `json:"apiVersion"`
+		Kind       string         `json:"kind"`
+		Metadata   map[string]any `json:"metadata"`
 	}
 	if events.UnmarshalJSON(rec.Object, &head) != nil {
 		return policy.ResourceFacts{}, false
 	}
-	md := head.Metadata
-	return policy.ResourceFactsOf(map[string]any{"apiVersion": head.APIVersion, "kind": head.Kind,
-		"metadata": map[string]any{"name": md.Name, "namespace": md.Namespace, "labels": md.Labels}}), true
+	return policy.ResourceFactsOf(map[string]any{"apiVersion": head.APIVersion, "kind": head.Kind, "metadata": head.Metadata}), true
 }
 
 // Created is when the object at key was first accepted (its AGE), or

@@ -154,7 +154,7 @@ func firstClaimant(facts policy.ResourceFacts, matched []binding.Candidate, appl
 		if i < 0 || !applied[k] {
 			continue
 		}
-		if c := binding.Claim(facts, nil, append(before, matched[i])); c != nil {
+		if c := binding.Claim(facts, nil, slices.Concat(before, matched[i:i+1])); c != nil {
 			return &events.PolicyRef{Kind: c.Key.Kind, Namespace: c.Key.Namespace, Name: c.Key.Name}
 		}
 	}
@@ -171,8 +171,8 @@ func UnclaimedChange(p Published, k events.ObjectKey) string {
 	if lapse == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s: no policy claims it (%s %s, %s): this change reaches no member, where it stays as it was placed",
-		refOf(k), refOf(p.Bindings[k].Policy.Key()), "claimed it", lapse)
+	return fmt.Sprintf("%s: no policy claims it (%s claimed it, %s): this change reaches no member, where it stays as it was placed",
+		refOf(k), refOf(p.Bindings[k].Policy.Key()), lapse)
 }
 
 // handOver says what becomes of template k when its policy holder stops

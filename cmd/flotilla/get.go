@@ -40,6 +40,13 @@ func (l *listFlags) register(c *cobra.Command) {
 
 func (l *listFlags) wants(ns string) bool { return l.all || ns == "" || ns == l.namespace }
 
+// wantsBinding: a binding (work, placements) in namespace ns ("" for a
+// cluster-scoped template's) is listed: with -n given, only that
+// namespace's, as kubectl get rb -n lists no ClusterResourceBinding.
+func (l *listFlags) wantsBinding(ns string) bool {
+	return l.wants(ns) && !(ns == "" && l.namespaceOnly && !l.all)
+}
+
 func newGet(g *globals) *cobra.Command {
 	l := &listFlags{}
 	var watch bool
@@ -208,10 +215,10 @@ func buildView(ctx context.Context, bus *natsbus.Bus, f readmodel.Fleet, t readm
 	// Work and placements are selected by their template's labels, below.
 	bindingView := t.Resource.View == readmodel.ViewWork || t.Resource.View == readmodel.ViewPlacements
 	keep := func(obj *unstructured.Unstructured) bool {
-		if bindingView && l.namespaceOnly && !l.all && obj.GetNamespace() == "" {
-			return false
+		if bindingView {
+			return l.wantsBinding(obj.GetNamespace())
 		}
-		return l.wants(obj.GetNamespace()) && (bindingView || sel.Matches(labels.Set(obj.GetLabels())))
+		return l.wants(obj.GetNamespace()) && sel.Matches(labels.Set(obj.GetLabels()))
 	}
 	add := func(obj any, cells ...[]any) error {
 		u, err := unstructuredOf(obj)

@@ -28,9 +28,8 @@ func newWatch(g *globals) *cobra.Command {
 				return fmt.Errorf("-o %q: watch prints a table or json", output)
 			}
 			asJSON := output == "json"
-			// As get: with -n the cluster-scoped placements are left out.
-			namespaceOnly := cmd.Flags().Changed("namespace")
-			wants := func(ns string) bool { return all || ns == namespace || (ns == "" && !namespaceOnly) }
+			l := listFlags{namespace: namespace, all: all, namespaceOnly: cmd.Flags().Changed("namespace")}
+			wants := l.wantsBinding
 			return g.withBus(cmd.Context(), func(bus *natsbus.Bus) error {
 				out := cmd.OutOrStdout()
 				ms, err := latest(cmd.Context(), bus, events.StreamPlacement, events.AllPlacements)

@@ -24,6 +24,45 @@ var (
 
 const widgetCRD = "widgets.example.flotilla.io"
 
+// widgetCRDYAML is the CustomResourceDefinition of Widgets, as applied.
+const widgetCRDYAML = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: ` + widgetCRD + `}
+spec:
+  group: example.flotilla.io
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+`
+
+// gizmoYAML is Widget gizmo in namespace ns with the PropagationPolicy
+// that places every Widget there on cluster.
+func gizmoYAML(ns, cluster string) string {
+	return fmt.Sprintf(`apiVersion: example.flotilla.io/v1
+kind: Widget
+metadata: {name: gizmo, namespace: %[1]s}
+spec: {size: 3}
+---
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: widgets, namespace: %[1]s}
+spec:
+  resourceSelectors: [{apiVersion: example.flotilla.io/v1, kind: Widget}]
+  placement: {clusterAffinity: {clusterNames: [%[2]s]}}
+`, ns, cluster)
+}
+
 // dynamicFor returns a dynamic client for a sandbox member.
 func (s *system) dynamicFor(name string) dynamic.Interface {
 	s.t.Helper()
@@ -73,26 +112,7 @@ rules:
   resources: [widgets]
   verbs: [get, list, watch]
 ---
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: %[3]s}
-spec:
-  group: example.flotilla.io
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        properties:
-          spec:
-            type: object
-            properties:
-              size: {type: integer}
----
+`+widgetCRDYAML+`---
 apiVersion: policy.karmada.io/v1alpha1
 kind: ClusterPropagationPolicy
 metadata: {name: widgets-platform}
@@ -102,18 +122,7 @@ spec:
   - {apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: %[3]s}
   placement: {clusterAffinity: {clusterNames: [cluster1]}}
 ---
-apiVersion: example.flotilla.io/v1
-kind: Widget
-metadata: {name: gizmo, namespace: %[1]s}
-spec: {size: 3}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: widgets, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: example.flotilla.io/v1, kind: Widget}]
-  placement: {clusterAffinity: {clusterNames: [cluster1]}}
-`, ns, role, widgetCRD))
+`, ns, role, widgetCRD)+gizmoYAML(ns, "cluster1"))
 
 	ctx := context.Background()
 	cs, dyn := s.member("cluster1"), s.dynamicFor("cluster1")

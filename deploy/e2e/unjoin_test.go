@@ -84,37 +84,14 @@ func TestUnjoinKeepsTheCRDWhileACustomResourceOfItsKindIsKept(t *testing.T) {
 	s.startAll()
 	s.joinAll()
 	t.Cleanup(func() { s.halt(); s.removeClusterScoped(""); s.deleteNamespace(ns) })
-	s.applyYAML("crdorder.yaml", fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata: {name: %[2]s}
-spec:
-  group: example.flotilla.io
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget, listKind: WidgetList}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
----
+	s.applyYAML("crdorder.yaml", widgetCRDYAML+`---
 apiVersion: policy.karmada.io/v1alpha1
 kind: ClusterPropagationPolicy
 metadata: {name: widgets-everywhere}
 spec:
-  resourceSelectors: [{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: %[2]s}]
+  resourceSelectors: [{apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, name: `+widgetCRD+`}]
 ---
-apiVersion: example.flotilla.io/v1
-kind: Widget
-metadata: {name: gizmo, namespace: %[1]s}
-spec: {size: 3}
----
-apiVersion: policy.karmada.io/v1alpha1
-kind: PropagationPolicy
-metadata: {name: widgets, namespace: %[1]s}
-spec:
-  resourceSelectors: [{apiVersion: example.flotilla.io/v1, kind: Widget}]
-  placement: {clusterAffinity: {clusterNames: [cluster3]}}
-`, ns, widgetCRD))
+`+gizmoYAML(ns, "cluster3"))
 	ctx := context.Background()
 	for _, m := range members {
 		s.waitEstablished(m, widgetCRD)
